@@ -1,0 +1,87 @@
+"""``ancientbench build``: turn the installed open sources (and the team-curated files) into task configs.
+
+One builder module per task (``ancientbench/build/<task>.py``), each exposing
+``build(ctx: BuildContext) -> BuildResult``. Source adapters live beside them and raise
+:class:`SourceMissing` with the install command when a source is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..tasks import TASK_NAMES, resolve_tasks
+from .common import BuildResult, SourceMissing, write_result
+
+DEFAULT_SEED = 20241
+
+# Where registry sources installed by scripts/install.sh live (npm packages under node_modules/).
+DEFAULT_SOURCES_DIR = Path(os.environ.get("ANCIENTBENCH_SOURCES", Path(__file__).resolve().parents[2] / ".sources"))
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    seed: int = DEFAULT_SEED
+    sources_dir: Path = DEFAULT_SOURCES_DIR
+    shuowen_dir: Path | None = None  # ../shared/sources/shuowen, for the paper-faithful 說文 variants
+    parallel_corpus: Path | None = None  # a 古文/现代文 corpus for a user translation config
+
+
+def builder(task: str):
+    """The builder module of a task."""
+    return importlib.import_module(f"ancientbench.build.{task}")
+
+
+def build_task(task: str, ctx: BuildContext) -> BuildResult:
+    return builder(task).build(ctx)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("tasks", nargs="*", metavar="TASK", help=f"tasks or competencies to build (default: all): {', '.join(TASK_NAMES)}")
+    p.add_argument("--out", default=None, help="dataset folder to write into (default: the package's own dataset folder)")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed for option order and sampling (default %(default)s)")
+    p.add_argument("--sources", default=str(DEFAULT_SOURCES_DIR), help="folder holding npm sources (default %(default)s)")
+    p.add_argument("--shuowen", default=None, metavar="DIR", help="說文 data folder: also build the paper-faithful 說文 variant configs")
+    p.add_argument("--parallel-corpus", default=None, metavar="DIR", help="古文/现代文 parallel corpus: build a user translation config")
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import DATASET_PATH
+
+    out = Path(args.out or DATASET_PATH)
+    ctx = BuildContext(
+        seed=args.seed,
+        sources_dir=Path(args.sources),
+        shuowen_dir=Path(args.shuowen) if args.shuowen else None,
+        parallel_corpus=Path(args.parallel_corpus) if args.parallel_corpus else None,
+    )
+    report = {}
+    for task in resolve_tasks(args.tasks):
+        try:
+            result = build_task(task, ctx)
+        except SourceMissing as e:
+            print(f"error: cannot build {task}: {e}")
+            return 2
+        paths = write_result(result, out)
+        report[task] = {"test": len(result.test), "dev": len(result.dev), "candidates": result.candidates, "dropped": dict(result.dropped)}
+        print(f"{task}: test {len(result.test)}, dev {len(result.dev)}, dropped {sum(result.dropped.values())} -> {paths[0].parent}")
+    for extra in _extra_builds(ctx):
+        for result in extra:
+            write_result(result, out)
+            name = result.config or result.task
+            report[name] = {"test": len(result.test), "dev": len(result.dev), "dropped": dict(result.dropped)}
+            print(f"{name}: test {len(result.test)}, dev {len(result.dev)}")
+    (out / "build_report.json").write_text(json.dumps(report, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return 0
+
+
+def _extra_builds(ctx: BuildContext):
+    """Variant configs built only from user-supplied inputs (never committed)."""
+    if ctx.shuowen_dir is not None:
+        yield importlib.import_module("ancientbench.build.shuowen").build_variants(ctx)
+    if ctx.parallel_corpus is not None:
+        yield importlib.import_module("ancientbench.build.parallel_corpus").build_variants(ctx)

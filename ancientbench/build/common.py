@@ -1,0 +1,118 @@
+"""What every builder shares: seeded option placement, the item record, the dev/test split, drop counts.
+
+A builder proposes (key, question, answer, distractors, provenance) candidates whose answer it has
+checked against the source and whose distractors it has proven wrong; this module turns them into
+schema rows with balanced answer letters, deterministically for a given seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..schema import FIELDS, split_file, validate_rows, write_jsonl
+from ..tasks import LETTERS
+
+
+class SourceMissing(RuntimeError):
+    """A build source is not installed; the message says which one and the command that installs it."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    key: str  # what the item is about (a character, a sentence id); unique within a task, used in the id
+    question: str
+    answer: str
+    distractors: tuple[str, str, str]
+    source: str
+    citation: str
+    explanation: str = ""
+    subset: str = ""
+
+
+@dataclass
+class BuildResult:
+    task: str
+    test: list[dict[str, str]]
+    dev: list[dict[str, str]]
+    dropped: Counter = field(default_factory=Counter)  # reason -> number of candidates dropped
+    candidates: int = 0
+    config: str | None = None  # folder name when it differs from the task (user-built variants, e.g. "radical_shuowen")
+
+
+def task_rng(task: str, seed: int) -> random.Random:
+    """A random generator private to one task, so building one task never changes another's output."""
+    digest = hashlib.sha256(f"{task}:{seed}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def place_options(cands: list[Candidate], task: str, seed: int, start: int = 0) -> list[dict[str, str]]:
+    """Turn candidates into rows; answer letters cycle through a seeded order so each letter gets 25%."""
+    rng = task_rng(task, seed)
+    rows: list[dict[str, str]] = []
+    block: list[str] = []
+    for i, c in enumerate(cands, start=start):
+        if len({c.answer, *c.distractors}) != 4:
+            raise ValueError(f"{task} candidate {c.key!r}: the answer and distractors are not four distinct options")
+        if not block:  # a fresh shuffled A-D block every four items: exact balance, no positional pattern
+            block = list(LETTERS)
+            rng.shuffle(block)
+        gold = block.pop()
+        others = list(c.distractors)
+        rng.shuffle(others)
+        options = {}
+        for letter in LETTERS:
+            options[letter] = c.answer if letter == gold else others.pop()
+        rows.append(
+            {
+                "id": f"{task}-{c.key}",
+                "task": task,
+                "question": c.question,
+                **options,
+                "answer": gold,
+                "subset": c.subset,
+                "source": c.source,
+                "citation": c.citation,
+                "explanation": c.explanation,
+            }
+        )
+    return rows
+
+
+def split_dev_test(
+    task: str, cands: list[Candidate], dev_keys: tuple[str, ...], seed: int
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """Put the five hand-checked exemplars (by key) in dev and everything else in test, never both."""
+    by_key = {c.key: c for c in cands}
+    missing = [k for k in dev_keys if k not in by_key]
+    if missing:
+        raise ValueError(f"{task}: dev exemplar keys not among the built candidates: {missing}")
+    dev = place_options([by_key[k] for k in dev_keys], task, seed + 1)
+    test = place_options([c for c in cands if c.key not in set(dev_keys)], task, seed)
+    return dev, test
+
+
+def write_result(result: BuildResult, out_dir: str | Path) -> list[Path]:
+    """Validate and write one task's splits into a dataset folder; return the paths written."""
+    paths = []
+    for split, rows in (("test", result.test), ("dev", result.dev)):
+        path = split_file(out_dir, result.config or result.task, split)
+        validate_rows(rows, path, task=result.task)
+        write_jsonl(path, rows)
+        paths.append(path)
+    return paths
+
+
+__all__ = [
+    "FIELDS",
+    "BuildResult",
+    "Candidate",
+    "SourceMissing",
+    "place_options",
+    "split_dev_test",
+    "task_rng",
+    "write_result",
+]

@@ -1,0 +1,48 @@
+"""The ``ancientbench`` command line: one subcommand per pipeline step, each owned by its own module.
+
+Every module named in COMMANDS exposes ``add_arguments(parser)`` and ``run(args) -> int``; this file only
+wires them together, so the list below is also the map of what the tool can do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# subcommand -> (module that owns it, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "build": ("ancientbench.build", "build task configs from the installed open sources"),
+    "audit": ("ancientbench.audit", "item counts, answer balance, trivial-strategy accuracy, agreement figures"),
+    "eval": ("ancientbench.evaluation", "score a causal LM on the tasks, zero-shot and few-shot"),
+    "report": ("ancientbench.report", "paper-style tables and plots from results files"),
+    "compare": ("ancientbench.compare", "paired comparison of two results on the same items"),
+    "human": ("ancientbench.human", "serve a local quiz page to measure a human baseline"),
+    "push-to-hub": ("ancientbench.hub", "upload the dataset (and metric) folder to the Hugging Face Hub"),
+    "export-lm-eval": ("ancientbench.lm_eval_export", "write lm-evaluation-harness task YAMLs"),
+    "finetune-data": ("ancientbench.finetune_data", "build the instruction-tuning dataset, test items held out"),
+    "finetune": ("ancientbench.finetune", "full fine-tuning of a causal LM, then evaluation beside its base"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ancientbench",
+        description="AncientBench: ancient-Chinese comprehension benchmark for language models.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        p = sub.add_parser(name, help=help_text, description=(module.__doc__ or help_text).strip().splitlines()[0])
+        module.add_arguments(p)
+        p.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args._module.run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""The one item schema shared by all ten configs, its validator, and the readers of dataset files.
+
+A dataset folder holds ``data/<task>/<split>.jsonl`` (splits ``test`` and ``dev``); a question set may
+also be a single JSONL file in the same schema. Every reader goes through :func:`validate_rows`, so a bad
+row is rejected with an error naming the file, the row (1-based line) and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable
+
+from .tasks import LETTERS, TASK_NAMES
+
+# Every row of every config has exactly these string columns, in this order.
+FIELDS: tuple[str, ...] = (
+    "id",  # stable, unique across the whole benchmark, e.g. "radical-河"
+    "task",  # config name (ancientbench.tasks)
+    "question",
+    "A",
+    "B",
+    "C",
+    "D",
+    "answer",  # the gold letter, one of A B C D
+    "subset",  # optional finer label inside a task (e.g. phonetic_loan: excavated / transmitted), else ""
+    "source",  # where the answer comes from: package and version, or "team-curated"
+    "citation",  # the source record id, or work/chapter, or document and slip
+    "explanation",  # why the answer is right (the check or rationale), shown in reports
+)
+REQUIRED_NONEMPTY: tuple[str, ...] = ("id", "task", "question", "A", "B", "C", "D", "answer", "source")
+SPLITS: tuple[str, ...] = ("test", "dev")
+
+
+class DataError(ValueError):
+    """A dataset file or row that breaks the schema; the message names file, row and field."""
+
+    def __init__(self, file: str | Path, row: int | None, field: str | None, problem: str):
+        self.file, self.row, self.field, self.problem = str(file), row, field, problem
+        where = str(file)
+        if row is not None:
+            where += f", row {row}"
+        if field is not None:
+            where += f", field {field!r}"
+        super().__init__(f"{where}: {problem}")
+
+
+def validate_row(row: object, file: str | Path, line: int) -> dict[str, str]:
+    """Check one row against the schema and return it with the schema's columns only."""
+    if not isinstance(row, dict):
+        raise DataError(file, line, None, f"expected a JSON object, got {type(row).__name__}")
+    for field in FIELDS:
+        if field not in row:
+            raise DataError(file, line, field, "missing field")
+        if not isinstance(row[field], str):
+            raise DataError(file, line, field, f"must be a string, got {type(row[field]).__name__}")
+    extra_options = sorted(k for k in row if len(k) == 1 and k.isalpha() and k.isupper() and k not in LETTERS)
+    if extra_options:
+        raise DataError(file, line, extra_options[0], "not exactly four options: only A, B, C, D are allowed")
+    for field in REQUIRED_NONEMPTY:
+        if not row[field].strip():
+            what = "empty question" if field == "question" else "empty value"
+            raise DataError(file, line, field, what)
+    if row["task"] not in TASK_NAMES:
+        raise DataError(file, line, "task", f"unknown task {row['task']!r}; valid: {', '.join(TASK_NAMES)}")
+    if row["answer"] not in LETTERS:
+        raise DataError(file, line, "answer", f"answer must be one of A, B, C, D, got {row['answer']!r}")
+    seen: dict[str, str] = {}
+    for letter in LETTERS:
+        opt = row[letter].strip()
+        if opt in seen:
+            raise DataError(file, line, letter, f"duplicate option: same text as option {seen[opt]} ({opt!r})")
+        seen[opt] = letter
+    return {f: row[f] for f in FIELDS}
+
+
+def validate_rows(rows: Iterable[object], file: str | Path, *, task: str | None = None) -> list[dict[str, str]]:
+    """Validate rows (in file order) and reject duplicate ids and, when ``task`` is given, rows of another task."""
+    out: list[dict[str, str]] = []
+    ids: dict[str, int] = {}
+    for line, row in enumerate(rows, start=1):
+        item = validate_row(row, file, line)
+        if task is not None and item["task"] != task:
+            raise DataError(file, line, "task", f"row of task {item['task']!r} in the file of task {task!r}")
+        if item["id"] in ids:
+            raise DataError(file, line, "id", f"duplicate id {item['id']!r} (first at row {ids[item['id']]})")
+        ids[item["id"]] = line
+        out.append(item)
+    return out
+
+
+def read_jsonl(path: str | Path) -> list[object]:
+    """Parse a JSONL file; a line that is not JSON raises a DataError naming the line."""
+    path = Path(path)
+    rows: list[object] = []
+    with path.open(encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, start=1):
+            if not line.strip():
+                raise DataError(path, line_no, None, "empty line")
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise DataError(path, line_no, None, f"not valid JSON: {e.msg}") from None
+    return rows
+
+
+def write_jsonl(path: str | Path, rows: Iterable[dict]) -> None:
+    """Write rows in schema column order, UTF-8, one object per line: byte-identical for identical rows."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="\n") as fh:
+        for row in rows:
+            fh.write(json.dumps({f: row[f] for f in FIELDS}, ensure_ascii=False) + "\n")
+
+
+def split_file(folder: str | Path, task: str, split: str) -> Path:
+    """Path of one config's split inside a dataset folder."""
+    return Path(folder) / "data" / task / f"{split}.jsonl"
+
+
+def load_split(folder: str | Path, task: str, split: str) -> list[dict[str, str]]:
+    """Read and validate one config's split from a dataset folder."""
+    path = split_file(folder, task, split)
+    if not path.is_file():
+        raise DataError(path, None, None, f"missing file: no {split} split for task {task!r} in {folder}")
+    return validate_rows(read_jsonl(path), path, task=task)
+
+
+def load_question_file(path: str | Path) -> dict[str, list[dict[str, str]]]:
+    """Read a JSONL question set in the shared schema (any mix of tasks), grouped by task in registry order."""
+    items = validate_rows(read_jsonl(path), path)
+    grouped: dict[str, list[dict[str, str]]] = {}
+    for t in TASK_NAMES:
+        rows = [it for it in items if it["task"] == t]
+        if rows:
+            grouped[t] = rows
+    return grouped

@@ -1,0 +1,69 @@
+"""The task registry: the ten AncientBench tasks and the four competencies, declared as data.
+
+Everything else (builders, prompts, scorer, metric, reports) reads task names, display names and
+competencies from here; nothing else hard-codes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str  # config name in the Hugging Face dataset
+    display_zh: str  # Chinese display name, used in the prompt instruction
+    display_en: str
+    competency: str  # one of COMPETENCIES
+
+
+# Competency order is the paper's column order (Tables 2 and 3).
+COMPETENCIES: tuple[str, ...] = ("glyph", "pronunciation", "meaning", "context")
+COMPETENCY_DISPLAY: dict[str, tuple[str, str]] = {
+    "glyph": ("字形", "Glyph"),
+    "pronunciation": ("字音", "Pronunciation"),
+    "meaning": ("字義", "Meaning"),
+    "context": ("語境", "Context"),
+}
+
+TASKS: tuple[Task, ...] = (
+    Task("radical", "部首", "Radical", "glyph"),
+    Task("radical_meaning", "部首義", "Radical Meaning", "glyph"),
+    Task("pronunciation", "字音", "Pronunciation", "pronunciation"),
+    Task("phonetic_radical", "聲符", "Phonetic Radical", "pronunciation"),
+    Task("homophone", "同音字", "Homophone", "pronunciation"),
+    Task("excdoc_word", "出土文獻詞義", "Excavated Document Word", "meaning"),
+    Task("tradoc_word", "傳世文獻詞義", "Transmitted Document Word", "meaning"),
+    Task("cloze", "完形填空", "Cloze", "context"),
+    Task("phonetic_loan", "通假字", "Phonetic Loan Character", "context"),
+    Task("translation", "翻譯", "Translation", "context"),
+)
+
+TASK_NAMES: tuple[str, ...] = tuple(t.name for t in TASKS)
+TASK_BY_NAME: dict[str, Task] = {t.name: t for t in TASKS}
+TASK_TO_COMPETENCY: dict[str, str] = {t.name: t.competency for t in TASKS}
+COMPETENCY_TASKS: dict[str, tuple[str, ...]] = {
+    c: tuple(t.name for t in TASKS if t.competency == c) for c in COMPETENCIES
+}
+LETTERS: tuple[str, ...] = ("A", "B", "C", "D")
+
+
+def get_task(name: str) -> Task:
+    """Return the registered task, or raise a ValueError listing the valid names."""
+    try:
+        return TASK_BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"unknown task {name!r}; valid tasks: {', '.join(TASK_NAMES)}") from None
+
+
+def resolve_tasks(names: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
+    """Expand a user's task list (task names, competency names or 'all') into task names, in registry order."""
+    if not names or list(names) == ["all"]:
+        return TASK_NAMES
+    wanted: set[str] = set()
+    for n in names:
+        if n in COMPETENCY_TASKS:
+            wanted.update(COMPETENCY_TASKS[n])
+        else:
+            wanted.add(get_task(n).name)
+    return tuple(t for t in TASK_NAMES if t in wanted)

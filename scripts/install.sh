@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install everything AncientBench needs on a fresh Linux machine, idempotently:
+#   .venv with a pinned CPU torch (skip the torch step by installing your own CUDA/NPU torch into .venv
+#   first), the package with its test and build extras at the versions CI uses (requirements/constraints.txt),
+#   and the registry data sources the builders read: Debian `unicode-data` (Unihan) and npm `chinese-poetry`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3.11}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+PIP=(.venv/bin/python -m pip install -q --disable-pip-version-check -c requirements/constraints.txt)
+if ! .venv/bin/python -c "import torch" 2>/dev/null; then
+  "${PIP[@]}" "torch==2.13.0"  # the CPU build on CI's machines; on an ordinary GPU machine pip's default CUDA build
+fi
+"${PIP[@]}" -e ".[test,build]"
+
+# Unihan (Kangxi radicals, readings, variants): Debian package unicode-data.
+if [ ! -f /usr/share/unicode/Unihan_RadicalStrokeCounts.txt.bz2 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -q && $SUDO apt-get install -y -q unicode-data
+fi
+
+# The classics (論語, 孟子, 大學, 中庸, 詩經, 楚辭, 古文觀止): npm chinese-poetry, MIT.
+if [ ! -f .sources/node_modules/chinese-poetry/package.json ]; then
+  mkdir -p .sources
+  npm install --prefix .sources --no-audit --no-fund --silent chinese-poetry@2.0.1
+fi
+echo "install.sh: ready (.venv, unicode-data, .sources/node_modules/chinese-poetry)"
