@@ -1,0 +1,372 @@
+"""Source adapter for the transmitted classics in npm ``chinese-poetry`` 2.0.1 (MIT).
+
+Owns: reading 論語, 孟子, 大學, 中庸, 詩經, 楚辭 and 古文觀止 from ``<sources>/node_modules/chinese-poetry``,
+normalising them to traditional script, splitting sentences, and the corpus statistics the builders
+need: character frequencies, an n-gram index, and a ``contains`` lookup that matches a text in the
+corpus's original script, after normalisation, and in a script-folded form.
+
+Script handling (OpenCC, PyPI ``opencc``):
+
+* 孟子, 大學, 中庸 and 古文觀止 are traditional in the package and are kept exactly as they are. 古文觀止 was
+  itself machine-converted upstream (OpenCC forms 爲/衆 throughout, slips such as 餘 for the pronoun 余),
+  so its graphs with an ambiguous conversion are flagged like those of the books we convert.
+* 論語, 詩經 and 楚辭 are simplified in the package; they are converted with OpenCC ``s2t`` (phrase-aware,
+  OpenCC standard forms such as 爲, 衆). ``s2t`` is one-to-many and can err where one simplified graph
+  stands for several traditional ones (余→餘 for the pronoun 余, 后→後, 于→於, 云→雲, 发→發/髮 …). The
+  adapter finds these graphs from the corpus itself (:attr:`Corpus.ambiguous_simplified`): a simplified
+  graph is ambiguous when the traditional books use two graphs for it that are not mere variant forms
+  (variant forms are those OpenCC ``t2tw`` folds together, e.g. 爲/為). Each sentence of a converted book
+  records which of its characters went through an ambiguous conversion, so builders can avoid them.
+* Comparisons use a *folded* key, OpenCC ``t2s`` of the text: many-to-one, so variant forms (爲/為,
+  衆/眾) and conversion choices (餘/余) compare equal. Folding errs only towards matching too much,
+  which is the safe side for "is this attested?" checks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from .common import SourceMissing
+
+PACKAGE = "chinese-poetry"
+VERSION = "2.0.1"
+SOURCE_LABEL = f"npm {PACKAGE} {VERSION} (MIT)"
+INSTALL_HINT = f"npm install --prefix .sources {PACKAGE}@{VERSION}   (or: bash scripts/install.sh)"
+
+
+@dataclass(frozen=True)
+class Book:
+    key: str  # short ascii id, used in item ids
+    title: str  # traditional title
+    path: str  # file under dist/
+    script: str  # "traditional" or "simplified" in the package
+    converted: bool  # the traditional text is machine-converted (by us with s2t, or upstream)
+
+
+BOOKS: tuple[Book, ...] = (
+    Book("lunyu", "論語", "lunyu/lunyu.json", "simplified", True),
+    Book("mengzi", "孟子", "sishuwujing/mengzi.json", "traditional", False),
+    Book("daxue", "大學", "sishuwujing/daxue.json", "traditional", False),
+    Book("zhongyong", "中庸", "sishuwujing/zhongyong.json", "traditional", False),
+    Book("shijing", "詩經", "shijing/shijing.json", "simplified", True),
+    Book("chuci", "楚辭", "chuci/chuci.json", "simplified", True),
+    # Traditional in the package, but machine-converted upstream: OpenCC forms (爲, 衆) throughout and
+    # s2t slips such as 五人墓碑記 "故餘與同社諸君子" (the pronoun 余/予 written 餘).
+    Book("guwenguanzhi", "古文觀止", "mengxue/guwenguanzhi.json", "traditional", True),
+)
+BOOK_BY_KEY = {b.key: b for b in BOOKS}
+
+# Sentence ends: the punctuation that closes a sentence, with any closing quotes right after it.
+_SENT_END = re.compile(r"[。！？；!?;][」』”’〞\"']*")
+QUOTES = "「」『』“”‘’〝〞\"'《》〈〉"
+MIN_SENTENCE_HAN = 10  # shorter pieces are merged with the next one (e.g. "孟子對曰：「王何必曰利？")
+
+
+def is_han(ch: str) -> bool:
+    """A CJK ideograph (unified, extensions, compatibility) — the characters n-grams are made of."""
+    o = ord(ch)
+    return (
+        0x3400 <= o <= 0x4DBF
+        or 0x4E00 <= o <= 0x9FFF
+        or 0xF900 <= o <= 0xFAFF
+        or 0x20000 <= o <= 0x3FFFF
+        or ch == "〇"
+    )
+
+
+def han_only(text: str) -> str:
+    return "".join(ch for ch in text if is_han(ch))
+
+
+@lru_cache(maxsize=None)
+def _converter(config: str):
+    import opencc  # PyPI opencc (Apache-2.0); a build dependency (pyproject extra "build")
+
+    return opencc.OpenCC(config)
+
+
+def to_traditional(text: str) -> str:
+    """Simplified -> traditional (OpenCC ``s2t``); may err on one-to-many graphs, see the module doc."""
+    return _converter("s2t").convert(text)
+
+
+def fold(text: str) -> str:
+    """The comparison key: OpenCC ``t2s`` (many-to-one, so variant forms and conversion choices match)."""
+    return _converter("t2s").convert(text)
+
+
+def variant_key(ch: str) -> str:
+    """Folds only variant forms (爲/為, 衆/眾), keeping distinct words apart (後/后, 餘/余): OpenCC ``t2tw``."""
+    return _converter("t2tw").convert(ch)
+
+
+@dataclass(frozen=True)
+class Sentence:
+    book: str  # Book.key
+    chapter: str  # traditional chapter label, e.g. "梁惠王上", "國風·周南·關雎"
+    passage: int  # 1-based paragraph / stanza index in the chapter
+    index: int  # 1-based sentence index in the passage
+    original: str  # as in the package
+    text: str  # traditional
+    ambiguous: frozenset[int] = frozenset()  # positions in ``text`` whose s2t conversion was ambiguous
+
+    @property
+    def citation(self) -> str:
+        return f"{BOOK_BY_KEY[self.book].title}·{self.chapter}·{self.passage}.{self.index}"
+
+
+@dataclass(frozen=True)
+class Passage:
+    book: str
+    chapter: str
+    index: int
+    original: str
+    text: str  # traditional
+    note: str = ""  # e.g. the original source of a 古文觀止 text, 《左傳》
+
+
+@dataclass(frozen=True)
+class Match:
+    book: str
+    chapter: str
+    passage: int
+    how: str  # "original", "traditional" or "folded"
+
+    @property
+    def citation(self) -> str:
+        return f"{BOOK_BY_KEY[self.book].title}·{self.chapter}·{self.passage}"
+
+
+def corpus_root(sources_dir: str | Path) -> Path:
+    """The ``dist`` folder of the installed package, or SourceMissing with the install command."""
+    root = Path(sources_dir) / "node_modules" / PACKAGE
+    dist = root / "dist"
+    missing = [b.path for b in BOOKS if not (dist / b.path).is_file()]
+    if missing:
+        raise SourceMissing(
+            f"npm {PACKAGE} {VERSION} not found under {root} (missing {', '.join(missing)}); install it with: {INSTALL_HINT}"
+        )
+    version = json.loads((root / "package.json").read_text(encoding="utf-8")).get("version")
+    if version != VERSION:
+        raise SourceMissing(f"npm {PACKAGE} {version} at {root}, the build expects {VERSION}; install it with: {INSTALL_HINT}")
+    return dist
+
+
+def _chapters(book: Book, data) -> list[tuple[str, list[str], str]]:
+    """(chapter label in the package's script, paragraphs, note) for each chapter of a book file."""
+    if book.key in ("daxue", "zhongyong"):
+        return [(data["chapter"], data["paragraphs"], "")]
+    if book.key in ("lunyu", "mengzi"):
+        return [(c["chapter"], c["paragraphs"], "") for c in data]
+    if book.key == "shijing":
+        return [("·".join((p["chapter"], p["section"], p["title"])), p["content"], "") for p in data]
+    if book.key == "chuci":
+        return [(p["title"] if p["section"] == p["title"] else f"{p['section']}·{p['title']}", p["content"], "") for p in data]
+    if book.key == "guwenguanzhi":
+        out = []
+        for volume in data["content"]:
+            vol = volume["title"].split("・")[0]
+            for text in volume["content"]:
+                out.append((f"{vol}·{text['chapter'].strip()}", text["paragraphs"], (text.get("source") or "").strip()))
+        return out
+    raise ValueError(f"no reader for book {book.key!r}")
+
+
+def split_sentences(text: str, min_han: int = MIN_SENTENCE_HAN) -> list[str]:
+    """Split a paragraph at sentence-final punctuation; pieces under ``min_han`` characters join the next."""
+    pieces, start = [], 0
+    for m in _SENT_END.finditer(text):
+        pieces.append(text[start : m.end()])
+        start = m.end()
+    if text[start:].strip():
+        pieces.append(text[start:])
+    out: list[str] = []
+    buf = ""
+    for piece in pieces:
+        buf += piece
+        if len(han_only(buf)) >= min_han:
+            out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        if out and len(han_only(buf)) < min_han:
+            out[-1] += buf.strip()
+        else:
+            out.append(buf.strip())
+    return out
+
+
+class Corpus:
+    """The seven classics, normalised, with frequencies, an n-gram index and lookups."""
+
+    def __init__(self, passages: list[Passage], sentences: list[Sentence], ambiguous_simplified: frozenset[str], max_n: int = 4):
+        self.passages = passages
+        self.sentences = sentences
+        self.ambiguous_simplified = ambiguous_simplified
+        self.max_n = max_n
+        # Han-only streams per passage: n-grams never span two passages; punctuation is ignored (conservative:
+        # an n-gram across a comma counts as attested).
+        self._folded_streams = [fold(han_only(p.text)) for p in passages]
+        self.ngrams: dict[int, Counter] = {n: Counter() for n in range(1, max_n + 1)}
+        for s in self._folded_streams:
+            for n in range(1, max_n + 1):
+                self.ngrams[n].update(s[i : i + n] for i in range(len(s) - n + 1))
+        # Traditional character frequencies (as written) and folded frequencies (variants merged).
+        self.char_freq: Counter = Counter(ch for p in passages for ch in p.text if is_han(ch))
+        self.book_char_freq: dict[str, Counter] = defaultdict(Counter)
+        for p in passages:
+            self.book_char_freq[p.book].update(ch for ch in p.text if is_han(ch))
+        texts = {
+            "original": [unicodedata.normalize("NFC", p.original) for p in passages],
+            "traditional": [p.text for p in passages],
+            "folded": [fold(p.text) for p in passages],
+        }
+        # (with punctuation, Han only) per way of matching
+        self._texts = {how: (ts, [han_only(t) for t in ts]) for how, ts in texts.items()}
+
+    # ---- statistics -------------------------------------------------------------------------------
+    @property
+    def total_chars(self) -> int:
+        return sum(self.char_freq.values())
+
+    def attested_chars(self) -> frozenset[str]:
+        """Every (traditional) character that occurs in the corpus."""
+        return frozenset(self.char_freq)
+
+    def frequency(self, ch: str) -> int:
+        """Occurrences of a character, variant forms and conversion choices merged (folded)."""
+        return self.ngrams[1].get(fold(ch), 0)
+
+    def count(self, text: str) -> int:
+        """Occurrences of a Han string (punctuation ignored, folded) within passages; any length."""
+        key = fold(han_only(text))
+        if not key:
+            return 0
+        if len(key) <= self.max_n:
+            return self.ngrams[len(key)].get(key, 0)
+        return sum(_count_overlapping(s, key) for s in self._folded_streams)
+
+    def attested(self, text: str) -> bool:
+        return self.count(text) > 0
+
+    def display_form(self, ch: str, book: str | None = None) -> str:
+        """The traditional form a book (else the corpus) writes most often for the folded graph of ``ch``."""
+        key = fold(ch)
+        counts = self.book_char_freq.get(book, Counter()) if book else Counter()
+        forms = sorted((c for c in self._forms_of(key) if counts.get(c)), key=lambda c: (-counts[c], c))
+        if not forms:
+            forms = sorted(self._forms_of(key), key=lambda c: (-self.char_freq[c], c))
+        return forms[0] if forms else ch
+
+    def _forms_of(self, key: str) -> list[str]:
+        if not hasattr(self, "_forms"):
+            forms: dict[str, set[str]] = defaultdict(set)
+            for c in self.char_freq:
+                forms[fold(c)].add(c)
+            self._forms = {k: sorted(v) for k, v in forms.items()}
+        return self._forms.get(key, [])
+
+    # ---- lookups ------------------------------------------------------------------------------------
+    def contains(self, text: str, *, ignore_punctuation: bool = True) -> list[Match]:
+        """Where ``text`` occurs: in the package's original script, in the traditional text, or folded.
+
+        Each passage is reported once, with the strictest way it matched. With ``ignore_punctuation``
+        (default) only the Han characters of both sides are compared, so punctuation differences between
+        editions do not hide a match.
+        """
+        needle = unicodedata.normalize("NFC", text)
+        if ignore_punctuation:
+            needle = han_only(needle)
+        if not needle:
+            return []
+        probes = {"original": needle, "traditional": needle, "folded": fold(needle)}
+        found: dict[int, str] = {}
+        for how in ("original", "traditional", "folded"):
+            probe = probes[how]
+            hays = self._texts[how][1 if ignore_punctuation else 0]
+            for i, hay in enumerate(hays):
+                if i not in found and probe in hay:
+                    found[i] = how
+        return [
+            Match(self.passages[i].book, self.passages[i].chapter, self.passages[i].index, how) for i, how in sorted(found.items())
+        ]
+
+    def books(self) -> list[Book]:
+        return list(BOOKS)
+
+
+def _count_overlapping(hay: str, needle: str) -> int:
+    n, i = 0, hay.find(needle)
+    while i >= 0:
+        n += 1
+        i = hay.find(needle, i + 1)
+    return n
+
+
+def _ambiguous_simplified(traditional_texts: list[str]) -> frozenset[str]:
+    """Simplified graphs that stand for two or more distinct (non-variant) graphs in the traditional books."""
+    chars = sorted({ch for t in traditional_texts for ch in t if is_han(ch)})
+    groups: dict[str, set[str]] = defaultdict(set)
+    for ch in chars:
+        groups[fold(ch)].add(variant_key(ch))
+    return frozenset(s for s, forms in groups.items() if len(forms) > 1)
+
+
+@lru_cache(maxsize=4)
+def load_corpus(sources_dir: str | Path) -> Corpus:
+    """Read and normalise the seven classics (cached per sources folder)."""
+    dist = corpus_root(sources_dir)
+    raw: list[tuple[Book, str, int, str, str]] = []
+    for book in BOOKS:
+        data = json.loads((dist / book.path).read_text(encoding="utf-8"))
+        for chapter, paragraphs, note in _chapters(book, data):
+            chapter_t = to_traditional(chapter) if book.script == "simplified" else chapter
+            for k, para in enumerate(paragraphs, start=1):
+                para = unicodedata.normalize("NFC", para.strip())
+                if han_only(para):
+                    raw.append((book, chapter_t, k, para, note))
+    ambiguous = _ambiguous_simplified([p for b, _, _, p, _ in raw if b.script == "traditional"])
+    passages: list[Passage] = []
+    sentences: list[Sentence] = []
+    for book, chapter, k, para, note in raw:
+        pieces = split_sentences(para)
+        texts = []
+        for j, piece in enumerate(pieces, start=1):
+            if book.script == "simplified":
+                text = to_traditional(piece)
+                amb = frozenset(i for i, ch in enumerate(piece) if ch in ambiguous)
+                if len(text) != len(piece):  # OpenCC maps graph to graph; a length change would break positions
+                    amb = frozenset(range(len(text)))
+            elif book.converted:  # converted upstream: flag graphs whose conversion could have gone either way
+                text = piece
+                amb = frozenset(i for i, ch in enumerate(piece) if fold(ch) in ambiguous)
+            else:
+                text, amb = piece, frozenset()
+            texts.append(text)
+            sentences.append(Sentence(book.key, chapter, k, j, piece, text, amb))
+        passages.append(Passage(book.key, chapter, k, para, "".join(texts), note))
+    return Corpus(passages, sentences, ambiguous)
+
+
+__all__ = [
+    "BOOKS",
+    "Corpus",
+    "INSTALL_HINT",
+    "Match",
+    "Passage",
+    "SOURCE_LABEL",
+    "Sentence",
+    "corpus_root",
+    "fold",
+    "han_only",
+    "is_han",
+    "load_corpus",
+    "split_sentences",
+    "to_traditional",
+    "variant_key",
+]

@@ -1,0 +1,79 @@
+"""The chinese-poetry classics adapter: sentence splitting, script normalisation, lookups, missing source."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ancientbench.build import classics
+from ancientbench.build.common import SourceMissing
+
+SOURCES = Path(__file__).resolve().parents[1] / ".sources"
+
+
+def test_split_sentences_merges_short_pieces():
+    text = "孟子對曰：「王何必曰利？亦有仁義而已矣。王曰『何以利吾國』？大夫曰『何以利吾家』？」"
+    assert classics.split_sentences(text) == [
+        "孟子對曰：「王何必曰利？亦有仁義而已矣。",
+        "王曰『何以利吾國』？大夫曰『何以利吾家』？」",
+    ]
+    # a trailing short piece joins the previous sentence instead of standing alone
+    assert classics.split_sentences("天命之謂性，率性之謂道。善。") == ["天命之謂性，率性之謂道。善。"]
+
+
+def test_fold_and_variant_key():
+    assert classics.fold("爲") == classics.fold("為") == "为"
+    assert classics.variant_key("爲") == classics.variant_key("為")
+    assert classics.variant_key("後") != classics.variant_key("后")  # distinct words stay apart
+
+
+def test_missing_source_names_install_command(tmp_path):
+    with pytest.raises(SourceMissing, match="npm install --prefix .sources chinese-poetry@2.0.1"):
+        classics.load_corpus(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    try:
+        return classics.load_corpus(SOURCES)
+    except SourceMissing as e:
+        pytest.skip(f"chinese-poetry not installed: {e}")
+
+
+def test_corpus_books_and_script(corpus):
+    books = {s.book for s in corpus.sentences}
+    assert books == {b.key for b in classics.BOOKS}
+    first = corpus.sentences[0]
+    assert first.book == "lunyu" and first.original.startswith("子曰：“学而时习之")
+    assert first.text.startswith("子曰：“學而時習之")  # converted to traditional
+    assert first.citation == "論語·學而篇·1.1"
+    # the simplified books no longer contain graphs that only exist in simplified script
+    assert "学" not in corpus.char_freq and "學" in corpus.char_freq
+
+
+def test_ambiguous_conversions_are_flagged(corpus):
+    assert {"后", "余", "于", "云"} <= corpus.ambiguous_simplified
+    assert "为" not in corpus.ambiguous_simplified  # 爲/為 are variant forms, not distinct words
+    s = next(s for s in corpus.sentences if s.book == "chuci" and "余" in s.original)
+    pos = s.original.index("余")
+    assert pos in s.ambiguous and s.text[pos] == "餘"  # s2t writes the pronoun 余 as 餘: flagged
+
+
+def test_contains_in_every_script(corpus):
+    (m,) = corpus.contains("王何必曰利")
+    assert (m.book, m.chapter, m.passage, m.how) == ("mengzi", "梁惠王上", 2, "original")
+    assert corpus.contains("学而时习之")[0].how == "original"  # the package's simplified 論語
+    assert corpus.contains("學而時習之")[0].how == "traditional"  # our conversion
+    assert corpus.contains("王何必曰利")[0].citation == "孟子·梁惠王上·2"
+    assert corpus.contains("王何必曰利?") and corpus.contains("學而，時習之")  # punctuation ignored
+    assert any(m.how == "folded" for m in corpus.contains("其為人也孝弟"))  # 論語 has 爲 after s2t
+    assert corpus.contains("王何必曰害") == []
+
+
+def test_counts_and_frequencies(corpus):
+    assert corpus.count("王何必曰利") == 1
+    assert corpus.count("而已矣") == corpus.ngrams[3][classics.fold("而已矣")] > 1
+    assert corpus.frequency("為") == corpus.frequency("爲") == corpus.char_freq["為"] + corpus.char_freq["爲"]
+    assert corpus.display_form("爲", "mengzi") == "為" and corpus.display_form("為", "guwenguanzhi") == "爲"
+    assert not corpus.attested("曰害亦")
