@@ -1,0 +1,293 @@
+"""The dataset card (``ancientbench/README.md``): its YAML header and its figure tables, generated from the files.
+
+Owns what in the card can be derived: the Hub YAML (ten configs with their ``data_files``, one shared
+``features`` block equal to :data:`ancientbench.schema.FIELDS`, license, language, task categories, size
+category, default config, pretty name), the table of items per config and split, the table of sources, and
+(on request) the audit tables from :mod:`ancientbench.audit`. Each generated part sits between
+``<!-- BEGIN GENERATED: name -->`` / ``<!-- END GENERATED: name -->`` markers; everything else in the card is
+prose written by hand and kept as it is when the card is regenerated.
+
+    python -m ancientbench.card            # rewrite the YAML header and the count tables
+    python -m ancientbench.card --audit    # also the audit block (add --shuowen DIR for 說文 agreement)
+    python -m ancientbench.card --check    # exit 1 if the committed card is out of date
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+from .schema import FIELDS, SPLITS, load_split, split_file
+from .tasks import COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES
+
+DEFAULT_CONFIG = "cloze"
+PRETTY_NAME = "AncientBench"
+LICENSE = "apache-2.0"
+TASK_CATEGORIES = ("multiple-choice", "question-answering")
+TASK_IDS = ("multiple-choice-qa",)
+TAGS = ("classical-chinese", "ancient-chinese", "excavated-documents", "benchmark", "evaluation")
+# Hub size buckets, by total rows over all configs and splits
+_SIZE_BUCKETS = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"))
+
+_BLOCK = re.compile(r"(<!-- BEGIN GENERATED: (?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- END GENERATED: (?P=name) -->)", re.S)
+_HEADER = re.compile(r"\A---\n.*?\n---\n", re.S)
+
+
+def card_path(folder: str | Path | None = None) -> Path:
+    from . import DATASET_PATH
+
+    return Path(folder or DATASET_PATH) / "README.md"
+
+
+def present_configs(folder: str | Path) -> list[str]:
+    """The ten tasks that have a test split in ``folder``, in registry order (only those are listed in the card)."""
+    return [t for t in TASK_NAMES if split_file(folder, t, "test").is_file()]
+
+
+def split_paths(folder: str | Path, task: str) -> list[tuple[str, str]]:
+    """``(split, path relative to the folder)`` for each split file of a config that exists."""
+    return [(s, f"data/{task}/{s}.jsonl") for s in SPLITS if split_file(folder, task, s).is_file()]
+
+
+def read_folder(folder: str | Path) -> dict[str, dict[str, list[dict[str, str]]]]:
+    """Every present config's split rows, validated against the schema (a bad row raises DataError)."""
+    return {t: {s: load_split(folder, t, s) for s, _ in split_paths(folder, t)} for t in present_configs(folder)}
+
+
+def size_category(n: int) -> str:
+    for bound, label in _SIZE_BUCKETS:
+        if n < bound:
+            return label
+    return "n>1M"
+
+
+def render_yaml(folder: str | Path, rows: dict | None = None) -> str:
+    """The card's YAML header (with the ``---`` lines), from the files present in ``folder``."""
+    rows = read_folder(folder) if rows is None else rows
+    configs = list(rows)
+    total = sum(len(r) for splits in rows.values() for r in splits.values())
+    default = DEFAULT_CONFIG if DEFAULT_CONFIG in configs else (configs[0] if configs else None)
+    out = ["---", f"pretty_name: {PRETTY_NAME}", f"license: {LICENSE}", "language:", "- zh"]
+    out += ["multilinguality:", "- monolingual", "task_categories:", *[f"- {c}" for c in TASK_CATEGORIES]]
+    out += ["task_ids:", *[f"- {c}" for c in TASK_IDS], "size_categories:", f"- {size_category(total)}"]
+    out += ["tags:", *[f"- {t}" for t in TAGS], "configs:" if configs else "configs: []"]
+    for t in configs:
+        out.append(f"- config_name: {t}")
+        if t == default:
+            out.append("  default: true")
+        out.append("  data_files:")
+        for split, path in split_paths(folder, t):
+            out += [f"  - split: {split}", f"    path: {path}"]
+    out.append("dataset_info:" if configs else "dataset_info: []")
+    for i, t in enumerate(configs):
+        out.append(f"- config_name: {t}")
+        if i == 0:  # one features block, shared by every config through a YAML alias
+            out.append("  features: &features")
+            for f in FIELDS:
+                out += [f"  - name: {f}", "    dtype: string"]
+        else:
+            out.append("  features: *features")
+    out.append("---")
+    return "\n".join(out) + "\n"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_counts(rows: dict) -> str:
+    """Items per config and split, with each config's competency and subsets, and the totals."""
+    lines = [
+        "| config | task | competency | test | dev | subsets (test) |",
+        "|---|---|---|---:|---:|---|",
+    ]
+    totals = Counter()
+    for t, splits in rows.items():
+        task = TASK_BY_NAME[t]
+        comp_zh, comp_en = COMPETENCY_DISPLAY[task.competency]
+        n = {s: len(splits.get(s, [])) for s in SPLITS}
+        totals.update(n)
+        subsets = Counter(r["subset"] for r in splits.get("test", []) if r["subset"])
+        sub = ", ".join(f"{k} {v}" for k, v in sorted(subsets.items())) or "-"
+        lines.append(f"| `{t}` | {task.display_en} ({task.display_zh}) | {comp_en} ({comp_zh}) | {n['test']} | {n['dev']} | {_md_escape(sub)} |")
+    lines.append(f"| **total** | {len(rows)} of {len(TASK_NAMES)} configs | | **{totals['test']}** | **{totals['dev']}** | |")
+    missing = [t for t in TASK_NAMES if t not in rows]
+    if missing:
+        lines += ["", f"Not yet built: {', '.join(f'`{t}`' for t in missing)}."]
+    return "\n".join(lines)
+
+
+def render_sources(rows: dict) -> str:
+    """Every distinct ``source`` value in the data (it names package, version and license) and where it is used."""
+    per_source: dict[str, Counter] = {}
+    for t, splits in rows.items():
+        for split_rows in splits.values():
+            for r in split_rows:
+                per_source.setdefault(r["source"], Counter())[t] += 1
+    if not per_source:
+        return "No data files yet."
+    lines = ["| source (as recorded in each item's `source` field) | configs | items |", "|---|---|---:|"]
+    for src in sorted(per_source):
+        c = per_source[src]
+        lines.append(f"| {_md_escape(src)} | {', '.join(f'`{t}`' for t in TASK_NAMES if t in c)} | {sum(c.values())} |")
+    return "\n".join(lines)
+
+
+def render_audit(folder: str | Path, shuowen: str | Path | None = None, sources_dir: str | Path | None = None) -> str:
+    """The audit tables of :mod:`ancientbench.audit` (answer balance, trivial strategies, 說文 agreement)."""
+    from . import audit
+
+    configs = present_configs(folder)
+    report = audit.audit_folder(folder, configs, sources_dir=sources_dir)
+    if shuowen:
+        from .build.shuowen import agreement
+
+        report["agreement"] = agreement(Path(folder), Path(shuowen))
+    return "Generated by `ancientbench audit` on the test splits (figures in %).\n\n" + audit.format_table(report)
+
+
+SKELETON = """\n\
+# AncientBench
+
+AncientBench measures how well language models understand ancient Chinese, in excavated (bamboo and silk)
+and transmitted documents: ten tasks in four competencies (glyph 字形, pronunciation 字音, meaning 字義,
+context 語境), every question four-option multiple choice with one correct answer.
+
+<!-- LEAD: summary paragraph (what is measured, how the items were made, who it is for). -->
+
+## Configs and splits
+
+One config per task. `test` is the evaluation split; `dev` holds the few-shot exemplars (MMLU / C-Eval
+convention), never scored.
+
+<!-- BEGIN GENERATED: counts -->
+<!-- END GENERATED: counts -->
+
+## Loading
+
+```python
+import datasets
+import ancientbench
+
+ds = datasets.load_dataset(ancientbench.DATASET_PATH, "cloze")   # any directory, once the package is installed
+ds = datasets.load_dataset("ancientbench", "cloze")              # from the repository root (this folder)
+```
+
+On `datasets` 2.x/3.x the loading script `dataset_script/ancientbench.py` also works
+(`trust_remote_code=True`); see `docs/huggingface.md`.
+
+## Data fields
+
+Every config has the same columns, all strings:
+
+| field | meaning |
+|---|---|
+| `id` | stable identifier, unique over the whole benchmark |
+| `task` | the config name |
+| `question` | the question text (Traditional Chinese characters where the source has them) |
+| `A`, `B`, `C`, `D` | the four options |
+| `answer` | the correct option's letter |
+| `subset` | a finer label inside a task (for example excavated / transmitted), or empty |
+| `source` | where the answer comes from: package, version and license, or `team-curated` |
+| `citation` | the source record: entry id, work and chapter, or document and slip |
+| `explanation` | why the answer is right (the check made, or the rationale) |
+
+## Sources and licenses
+
+<!-- BEGIN GENERATED: sources -->
+<!-- END GENERATED: sources -->
+
+<!-- LEAD: per-source license and attribution prose (from the data helpers' docs). -->
+
+## Dataset construction
+
+<!-- LEAD: how each task was built and checked (from the data helpers' docs). -->
+
+## Data quality
+
+<!-- BEGIN GENERATED: audit -->
+<!-- END GENERATED: audit -->
+
+<!-- LEAD: agreement figures and how to read them. -->
+
+## Limitations
+
+<!-- LEAD: known limitations and biases. -->
+
+## License
+
+The AncientBench code and the data derived for it are released under the Apache License 2.0. The
+sources keep their own licenses, listed above; facts such as which component of a character is phonetic
+are not copyrightable, and every item records its source.
+"""
+
+
+def render_card(folder: str | Path, existing: str | None = None, audit_block: str | None = None) -> str:
+    """The whole card: the existing card (or the skeleton) with its YAML and generated blocks replaced.
+
+    ``audit_block`` replaces the audit block when given; otherwise the existing audit block is kept.
+    """
+    rows = read_folder(folder)
+    text = existing if existing is not None else SKELETON
+    blocks = {"counts": render_counts(rows), "sources": render_sources(rows)}
+    if audit_block is not None:
+        blocks["audit"] = audit_block
+
+    def fill(m: re.Match) -> str:
+        name = m.group("name")
+        if name not in blocks:
+            return m.group(0)
+        return m.group(1) + blocks[name].rstrip("\n") + "\n" + m.group(4)
+
+    body = _HEADER.sub("", text, count=1)
+    return render_yaml(folder, rows) + _BLOCK.sub(fill, body)
+
+
+def generated_block(text: str, name: str) -> str | None:
+    """The body of one generated block of a card (None when the card has no such block)."""
+    for m in _BLOCK.finditer(text):
+        if m.group("name") == name:
+            return m.group("body")
+    return None
+
+
+def yaml_header(text: str) -> str | None:
+    m = _HEADER.match(text)
+    return m.group(0) if m else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m ancientbench.card", description=__doc__.strip().splitlines()[0])
+    p.add_argument("--folder", default=None, help="dataset folder (default: the package's own)")
+    p.add_argument("--audit", action="store_true", help="also regenerate the audit block (ancientbench.audit)")
+    p.add_argument("--shuowen", default=None, metavar="DIR", help="說文 data folder, for the agreement figures (with --audit)")
+    p.add_argument("--sources", default=None, metavar="DIR", help="folder with node_modules/chinese-poetry (with --audit)")
+    p.add_argument("--check", action="store_true", help="do not write; exit 1 if the YAML or count tables are out of date")
+    args = p.parse_args(argv)
+    from . import DATASET_PATH
+
+    folder = Path(args.folder or DATASET_PATH)
+    path = card_path(folder)
+    existing = path.read_text(encoding="utf-8") if path.is_file() else None
+    if args.check:
+        if existing is None:
+            print(f"error: no dataset card at {path}")
+            return 1
+        fresh = render_card(folder, existing)
+        if fresh != existing:
+            print(f"error: {path} is out of date; run: python -m ancientbench.card")
+            return 1
+        print(f"{path}: up to date")
+        return 0
+    audit_block = render_audit(folder, args.shuowen, args.sources) if args.audit else None
+    path.write_text(render_card(folder, existing, audit_block), encoding="utf-8")
+    configs = present_configs(folder)
+    print(f"wrote {path}: {len(configs)} of {len(TASK_NAMES)} configs" + (" (with audit)" if args.audit else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

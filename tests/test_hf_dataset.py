@@ -1,0 +1,194 @@
+"""The package folder as a Hugging Face dataset: the card's YAML against the files, and load_dataset on every config.
+
+Part one checks the card generator (ancientbench.card) on a small synthetic folder; part two checks the
+committed card and data of the package itself (conftest sets the HF offline variables).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+import ancientbench
+from ancientbench import card
+from ancientbench.schema import FIELDS, SPLITS, load_split, read_jsonl, split_file, write_jsonl
+from ancientbench.tasks import TASK_NAMES
+
+REPO = Path(__file__).resolve().parents[1]
+DATASET = Path(ancientbench.DATASET_PATH)
+PRESENT = card.present_configs(DATASET)
+
+
+def make_folder(root: Path, tasks=("radical", "cloze", "homophone"), n_test=6, n_dev=5) -> Path:
+    folder = root / "ancientbench"
+    for t in tasks:
+        for split, n in (("test", n_test), ("dev", n_dev)):
+            rows = [
+                {
+                    "id": f"{t}-{split}-{i}", "task": t, "question": f"{t} 問 {i}", "A": "甲", "B": "乙", "C": "丙", "D": "丁",
+                    "answer": "ABCD"[i % 4], "subset": "excavated" if i % 3 == 0 else "", "source": f"pkg-{t} 1.0 (MIT)",
+                    "citation": f"c{i}", "explanation": "",
+                }
+                for i in range(n)
+            ]
+            write_jsonl(split_file(folder, t, split), rows)
+    return folder
+
+
+def parse_header(text: str) -> dict:
+    header = card.yaml_header(text)
+    assert header is not None, "card has no YAML header"
+    return yaml.safe_load(header.strip().strip("-"))
+
+
+def check_yaml_against_files(meta: dict, folder: Path, configs: list[str]) -> None:
+    names = [c["config_name"] for c in meta["configs"]]
+    assert names == configs
+    for c in meta["configs"]:
+        assert [f["split"] for f in c["data_files"]] == list(SPLITS), c["config_name"]
+        for f in c["data_files"]:
+            assert f["path"] == f"data/{c['config_name']}/{f['split']}.jsonl"
+            assert (folder / f["path"]).is_file(), f["path"]
+    defaults = [c["config_name"] for c in meta["configs"] if c.get("default")]
+    assert defaults == (["cloze"] if "cloze" in configs else configs[:1])
+    assert [i["config_name"] for i in meta["dataset_info"]] == configs
+    for info in meta["dataset_info"]:
+        assert [(f["name"], f["dtype"]) for f in info["features"]] == [(f, "string") for f in FIELDS], info["config_name"]
+    assert meta["license"] == "apache-2.0"
+    assert meta["language"] == ["zh"]
+    assert meta["task_categories"] == ["multiple-choice", "question-answering"]
+    assert meta["pretty_name"] == "AncientBench"
+
+
+# ---------------------------------------------------------------- the generator, on a synthetic folder
+
+
+def test_generator_yaml_and_tables(tmp_path):
+    folder = make_folder(tmp_path)
+    text = card.render_card(folder)
+    meta = parse_header(text)
+    check_yaml_against_files(meta, folder, ["radical", "homophone", "cloze"])  # registry order, not argument order
+    assert meta["size_categories"] == ["n<1K"]
+    header = card.yaml_header(text)
+    assert header.count("&features") == 1 and header.count("*features") == 2  # one shared features block
+    counts = card.generated_block(text, "counts")
+    assert "| `radical` | Radical (部首) | Glyph (字形) | 6 | 5 | excavated 2 |" in counts
+    assert "| **total** | 3 of 10 configs | | **18** | **15** | |" in counts
+    assert "Not yet built: `radical_meaning`, `pronunciation`," in counts
+    sources = card.generated_block(text, "sources")
+    assert "| pkg-cloze 1.0 (MIT) | `cloze` | 11 |" in sources
+    assert card.size_category(999) == "n<1K" and card.size_category(12_000) == "10K<n<100K"
+
+
+def test_generator_keeps_prose_and_check_detects_stale_card(tmp_path, capsys):
+    folder = make_folder(tmp_path, tasks=("radical",))
+    path = folder / "README.md"
+    assert card.main(["--folder", str(folder)]) == 0
+    edited = path.read_text(encoding="utf-8").replace(
+        "<!-- LEAD: known limitations and biases. -->", "Hand-written limitations paragraph."
+    )
+    path.write_text(edited, encoding="utf-8")
+    assert card.main(["--folder", str(folder), "--check"]) == 0
+    make_folder(tmp_path, tasks=("radical", "translation"))  # new data: the card is now stale
+    assert card.main(["--folder", str(folder), "--check"]) == 1
+    assert "out of date" in capsys.readouterr().out
+    assert card.main(["--folder", str(folder)]) == 0
+    text = path.read_text(encoding="utf-8")
+    assert "Hand-written limitations paragraph." in text
+    assert [c["config_name"] for c in parse_header(text)["configs"]] == ["radical", "translation"]
+    assert card.main(["--folder", str(folder), "--check"]) == 0
+
+
+def test_generator_rejects_bad_rows(tmp_path):
+    folder = make_folder(tmp_path, tasks=("cloze",))
+    path = split_file(folder, "cloze", "dev")
+    rows = read_jsonl(path)
+    del rows[2]["citation"]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"dev.jsonl, row 3, field 'citation': missing field"):
+        card.render_card(folder)
+
+
+def test_synthetic_folder_loads_by_name_and_path(tmp_path, monkeypatch):
+    import datasets
+
+    folder = make_folder(tmp_path)
+    (folder / "README.md").write_text(card.render_card(folder), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert datasets.get_dataset_config_names("ancientbench") == ["radical", "homophone", "cloze"]
+    ds = datasets.load_dataset("ancientbench", "homophone")
+    assert {s: ds[s].num_rows for s in ds} == {"test": 6, "dev": 5}
+    assert datasets.load_dataset(str(folder))["test"][0]["task"] == "cloze"  # the default config
+
+
+# ---------------------------------------------------------------- the package's own card and data
+
+
+def test_all_ten_configs_have_both_splits():
+    missing = [str(split_file(DATASET, t, s).relative_to(REPO)) for t in TASK_NAMES for s in SPLITS if not split_file(DATASET, t, s).is_file()]
+    assert not missing, f"missing data files: {missing}"
+
+
+def test_committed_card_yaml_matches_the_files():
+    path = DATASET / "README.md"
+    assert path.is_file(), "no dataset card: run python -m ancientbench.card"
+    text = path.read_text(encoding="utf-8")
+    meta = parse_header(text)
+    check_yaml_against_files(meta, DATASET, PRESENT)
+    assert card.yaml_header(text) == card.render_yaml(DATASET), "card YAML out of date: run python -m ancientbench.card"
+
+
+def test_committed_card_tables_match_the_files():
+    text = (DATASET / "README.md").read_text(encoding="utf-8")
+    rows = card.read_folder(DATASET)
+    assert card.generated_block(text, "counts").strip() == card.render_counts(rows).strip(), "run python -m ancientbench.card"
+    assert card.generated_block(text, "sources").strip() == card.render_sources(rows).strip(), "run python -m ancientbench.card"
+
+
+@pytest.mark.parametrize("path", sorted((DATASET / "data").glob("*/*.jsonl")), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_schema_of_every_data_file(path):
+    # every row carries every column, in schema order, and nothing else (datasets versions differ on missing columns)
+    raw = read_jsonl(path)
+    assert raw, f"{path} is empty"
+    for line, row in enumerate(raw, start=1):
+        assert list(row) == list(FIELDS), f"{path}, row {line}: columns {list(row)}"
+    assert path.parent.name in TASK_NAMES, f"{path.parent.name} is not a registry task: user-built variants are not shipped"
+    assert path.stem in SPLITS
+    load_split(DATASET, path.parent.name, path.stem)  # full validation: names file, row and field on error
+
+
+@pytest.mark.parametrize("config", PRESENT)
+def test_load_dataset_by_name_from_repo_root(config, monkeypatch):
+    import datasets
+
+    monkeypatch.chdir(REPO)
+    ds = datasets.load_dataset("ancientbench", config)
+    assert sorted(ds) == ["dev", "test"]
+    for split in SPLITS:
+        assert ds[split].to_list() == load_split(DATASET, config, split)
+        assert list(ds[split].features) == list(FIELDS)
+
+
+@pytest.mark.parametrize("config", PRESENT)
+def test_load_dataset_by_path_from_another_directory(config, tmp_path, monkeypatch):
+    import datasets
+
+    monkeypatch.chdir(tmp_path)
+    builder = datasets.load_dataset_builder(ancientbench.DATASET_PATH, config)
+    assert list(builder.info.features) == list(FIELDS)  # from the card's YAML, before any file is read
+    assert all(v.dtype == "string" for v in builder.info.features.values())
+    ds = datasets.load_dataset(ancientbench.DATASET_PATH, config)
+    assert {s: ds[s].num_rows for s in ds} == {s: len(load_split(DATASET, config, s)) for s in SPLITS}
+
+
+def test_config_names_and_default():
+    import datasets
+
+    if not PRESENT:
+        pytest.skip("no config of the package has data yet (test_all_ten_configs_have_both_splits fails)")
+    assert datasets.get_dataset_config_names(ancientbench.DATASET_PATH) == PRESENT
+    if "cloze" in PRESENT:
+        assert datasets.load_dataset(ancientbench.DATASET_PATH, split="dev")[0]["task"] == "cloze"
