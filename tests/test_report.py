@@ -1,0 +1,161 @@
+"""`ancientbench report`: tables in the paper's shape, intervals, bold, Human row, shot deltas, files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+
+import pytest
+
+from ancientbench import report
+from results_fixtures import task_rows, write_run
+
+
+def run_report(argv: list[str]) -> int:
+    p = argparse.ArgumentParser()
+    report.add_arguments(p)
+    return report.run(p.parse_args(argv))
+
+
+def good_rows(radical_correct: int) -> list[dict]:
+    # glyph (radical 3/4 or 4/4, radical_meaning 1/2), pronunciation 2/4, meaning (excdoc_word) 4/4, context (cloze) 1/4
+    return (
+        task_rows("radical", 4, radical_correct)
+        + task_rows("radical_meaning", 2, 1)
+        + task_rows("pronunciation", 4, 2)
+        + task_rows("excdoc_word", 4, 4)
+        + task_rows("cloze", 4, 1)
+    )
+
+
+@pytest.fixture
+def runs(tmp_path):
+    res = tmp_path / "results"
+    write_run(res, "/models/good", 0, good_rows(3), slug="good")
+    write_run(res, "/models/good", 5, good_rows(4), slug="good")
+    weak = (
+        task_rows("radical", 4, 1)
+        + task_rows("radical_meaning", 2, 2)
+        + task_rows("pronunciation", 4, 1)
+        + task_rows("excdoc_word", 4, 2)
+        + task_rows("cloze", 4, 2)
+    )
+    write_run(res, "org/weak_model", 0, weak)
+    write_run(res, "Human", 0, task_rows("radical", 2, 2) + task_rows("cloze", 2, 1))
+    return res
+
+
+def table_lines(md: str, heading: str) -> list[str]:
+    """The table lines under a '### heading' inside the first section that has it."""
+    part = md.split(f"### {heading}", 1)[1]
+    return [ln for ln in part.split("\n\n", 2)[1].splitlines() if ln.startswith("|")]
+
+
+def cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip("|").split("|")]
+
+
+def test_tables_figures_bold_order_and_human(runs, tmp_path, capsys):
+    out = tmp_path / "rep"
+    assert run_report([str(runs), "--out", str(out), "--resamples", "400"]) == 0
+    md = (out / "report.md").read_text(encoding="utf-8")
+    zero = md.split("## Zero-shot (the paper's Table 2)", 1)[1].split("## 5-shot", 1)[0]
+    comp = table_lines(zero, "Competencies")
+    assert cells(comp[0]) == ["Model", "字形 Glyph", "字音 Pronunciation", "字義 Meaning", "語境 Context", "平均 Average"]
+    rows = [cells(ln) for ln in comp[2:]]
+    # sorted by average: good (62.5, 50, 100, 25 -> 59.375) before weak (62.5, 25, 50, 50 -> 46.875); Human last
+    assert [r[0] for r in rows] == ["good *", "org/weak_model *", "Human *"]
+    good, weak, human = rows
+    value = lambda c: re.match(r"(\*\*)?[\d.–]+(\*\*)?", c).group(0)  # noqa: E731
+    assert [value(c) for c in good[1:]] == ["**62.5**", "**50.0**", "**100.0**", "25.0", "**59.4**"]
+    assert [value(c) for c in weak[1:]] == ["**62.5**", "25.0", "50.0", "**50.0**", "46.9"]
+    assert [value(c) for c in human[1:]] == ["100.0", "–", "–", "50.0", "75.0"]  # reference row, never bold
+    # an item-bootstrap interval of a 4/4 task is exactly [100, 100]; of a 2/2 task too
+    assert good[3] == "**100.0** [100.0, 100.0]"
+    assert human[1] == "100.0 [100.0, 100.0]"
+    for c in good[1:] + weak[1:]:
+        lo, hi = map(float, re.search(r"\[([\d.]+), ([\d.]+)\]", c).groups())
+        assert lo <= float(value(c).strip("*")) <= hi
+    tasks = table_lines(zero, "Tasks")
+    assert cells(tasks[0])[1:3] == ["部首 Radical", "部首義 Radical Meaning"]
+    t_good = cells(tasks[2])
+    assert t_good[0] == "good *" and t_good[1].startswith("**75.0** [") and t_good[2].startswith("50.0 [")
+    assert cells(tasks[3])[2].startswith("**100.0** [100.0, 100.0]")  # weak: radical_meaning 2/2
+    assert cells(tasks[2])[4] == "–"  # phonetic_radical not scored
+    # 5-shot table: one model (nothing to mark bold) and the Human reference row again
+    five = md.split("## 5-shot (the paper's Table 3)", 1)[1]
+    five_rows = [cells(ln) for ln in table_lines(five, "Competencies")[2:]]
+    assert [r[0] for r in five_rows] == ["good *", "Human *"]
+    assert five_rows[0][1].startswith("75.0 [") and five_rows[0][5].startswith("62.5 [")
+    # change from 0- to 5-shot: glyph 62.5 -> 75 (+12.5), average 59.375 -> 62.5 (+3.125)
+    delta = [cells(ln) for ln in md.split("## Change from zero-shot to few-shot", 1)[1].splitlines() if ln.startswith("| good")]
+    assert len(delta) == 1
+    assert delta[0][1] == "0 → 5" and delta[0][2].startswith("+12.5 [") and delta[0][3].startswith("+0.0 [") and delta[0][6].startswith("+3.1 [")
+    assert delta[0][7] == "yes"
+    assert "not all ten tasks scored" in md
+    assert "good *" in capsys.readouterr().out
+
+
+def test_latex_summary_and_pngs(runs, tmp_path):
+    from PIL import Image
+
+    out = tmp_path / "rep"
+    assert run_report([str(runs), "--out", str(out), "--resamples", "200"]) == 0
+    tex = (out / "tables.tex").read_text(encoding="utf-8")
+    assert tex.count(r"\begin{table}") == tex.count(r"\end{table}") == 5  # 2 settings x (competency, task) + deltas
+    assert tex.count(r"\begin{tabular}") == tex.count(r"\end{tabular}") == 5
+    first = tex.split(r"\end{table}")[0]
+    assert first.count(r"\textbf{62.5}") == 2 and r"\textbf{59.4}" in first
+    assert r"org/weak\_model *" in first and "字形" in first
+    assert re.search(r"\\midrule\nHuman \*", first)  # the reference row sits under its own rule
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    rows = summary["settings"]["0"]["rows"]
+    assert [r["label"] for r in rows] == ["good", "org/weak_model", "Human"]
+    assert rows[0]["average"]["score"] == pytest.approx(0.59375)
+    assert rows[0]["tasks"]["radical"]["correct"] == 3 and rows[0]["tasks"]["radical"]["total"] == 4
+    assert rows[2]["calibration"] is None  # no log-probs: nothing to calibrate
+    assert summary["shot_deltas"][0]["diff"]["average"]["diff"] == pytest.approx(0.03125)
+    for name in ("radar_0shot.png", "tasks_0shot.png", "radar_5shot.png", "tasks_5shot.png"):
+        with Image.open(out / name) as im:
+            im.verify()
+        with Image.open(out / name) as im:
+            assert im.format == "PNG" and im.size[0] > 400 and im.size[1] > 300
+            assert len(im.convert("L").getcolors(maxcolors=1 << 16)) > 10  # something was drawn
+    assert not list(out.glob("reliability_*.png"))  # the fixtures carry no log-probs
+
+
+def test_stale_predictions_are_refused(runs, tmp_path, capsys):
+    res = json.loads((runs / "good" / "results_0shot.json").read_text())
+    res["tasks"]["cloze"]["correct"] = 2
+    (runs / "good" / "results_0shot.json").write_text(json.dumps(res))
+    assert run_report([str(runs / "good" / "results_0shot.json"), "--out", str(tmp_path / "x"), "--no-plots"]) == 2
+    err = capsys.readouterr().err
+    assert "results_0shot.json" in err and "tasks.cloze" in err and "2/4" in err and "1/4" in err
+
+
+def test_bad_inputs_name_the_file(tmp_path, capsys):
+    assert run_report([str(tmp_path / "nowhere"), "--out", str(tmp_path / "x")]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert run_report([str(tmp_path / "empty"), "--out", str(tmp_path / "x")]) == 2
+    assert "holds no results_*shot.json" in capsys.readouterr().err
+    path = write_run(tmp_path / "r", "m", 0, task_rows("cloze", 2, 1))
+    pred = path.parent / "predictions_0shot.jsonl"
+    lines = pred.read_text().splitlines()
+    pred.write_text(lines[0] + "\n" + lines[1].replace('"gold": "B"', '"gold": "E"') + "\n")
+    assert run_report([str(path), "--out", str(tmp_path / "x"), "--no-plots"]) == 2
+    err = capsys.readouterr().err
+    assert "predictions_0shot.jsonl, line 2, field 'gold'" in err
+
+
+def test_duplicate_labels_are_told_apart(tmp_path):
+    res = tmp_path / "r"
+    write_run(res, "m", 0, task_rows("cloze", 2, 1), slug="a")
+    p = write_run(res, "m", 0, task_rows("cloze", 2, 2), slug="b")
+    data = json.loads(p.read_text())
+    data["setting"]["chat"] = True
+    p.write_text(json.dumps(data))
+    results = [report.load_result(f) for f in report.collect_result_files([res])]
+    report.label_results(results)
+    assert sorted(r.label for r in results) == ["m", "m (chat)"]
