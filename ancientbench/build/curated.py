@@ -1,0 +1,343 @@
+"""The team-curated source files (``ancientbench/curated/<task>.jsonl``): format, reader, validator, writer.
+
+Owns the format of the three hand-written tasks (``translation``, ``phonetic_loan``, ``excdoc_word``): one
+JSON object per line, ``ensure_ascii=False``, keys in the fixed order of :data:`KEY_ORDER` so that diffs
+stay readable. Every entry has
+
+* ``key`` — unique, stable ascii slug (``[a-z0-9][a-z0-9._-]*``), used in the item id;
+* ``citation`` — work and chapter, or document and slip/column;
+* ``context`` — for transmitted texts verbatim from npm ``chinese-poetry`` in that corpus's own script;
+  for excavated texts the short passage as commonly cited in the scholarship;
+* ``answer``, ``distractors`` (a list of three), ``rationale`` (one line);
+* ``author``, ``reviewer``, ``blind_answer`` (the option text the reviewer chose blind; "" until reviewed);
+
+plus per task: translation ``book`` and ``errors`` (one error type per distractor, see :data:`ERROR_TYPES`);
+phonetic_loan ``kind`` (``excavated`` | ``transmitted``) and ``loan`` (the written graph; ``answer`` is the
+intended graph, 本字); excdoc_word ``document`` and ``word``.
+
+:func:`load_entries` rejects a malformed file with a :class:`~ancientbench.schema.DataError` naming the
+file, the line and the field: missing or unknown key, keys out of order, wrong types, empty values, a
+duplicate key, a distractor equal to the answer, duplicate options, a bad ``kind`` or error label, a
+loan/word absent from its context, a blind answer that is not an option, and an answer that stands out
+by its length (:func:`length_giveaway`). ``python -m ancientbench.build.curated [TASK …]`` validates the
+files and prints counts; ``--format`` rewrites them in canonical key order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..schema import DataError
+
+CURATED_DIR = Path(__file__).resolve().parents[1] / "curated"
+CURATED_TASKS: tuple[str, ...] = ("translation", "phonetic_loan", "excdoc_word")
+SOURCE = "AncientBench team-curated"
+
+# Key order per task (the translation order was agreed with its writers first; the others follow it).
+KEY_ORDER: dict[str, tuple[str, ...]] = {
+    "translation": (
+        "key", "book", "citation", "context", "answer", "distractors", "errors",
+        "rationale", "author", "reviewer", "blind_answer",
+    ),
+    "phonetic_loan": (
+        "key", "kind", "citation", "context", "loan", "answer", "distractors",
+        "rationale", "author", "reviewer", "blind_answer",
+    ),
+    "excdoc_word": (
+        "key", "document", "citation", "context", "word", "answer", "distractors",
+        "rationale", "author", "reviewer", "blind_answer",
+    ),
+}
+ERROR_TYPES: tuple[str, ...] = ("word-sense", "agent-patient", "negation", "number", "tense-aspect", "other")
+LOAN_KINDS: tuple[str, ...] = ("excavated", "transmitted")
+LIST_FIELDS = {"distractors", "errors"}
+MAY_BE_EMPTY = {"reviewer", "blind_answer"}
+KEY_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+# Length giveaway: the answer is the unique longest (or shortest) option and differs from the nearest
+# option by at least LENGTH_MIN_GAP characters and LENGTH_MAX_RATIO of its own length.
+LENGTH_MIN_GAP = 3
+LENGTH_MAX_RATIO = 0.25
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One validated curated entry, with where it came from."""
+
+    task: str
+    file: str
+    line: int
+    data: dict
+
+    def __getitem__(self, name: str):
+        return self.data[name]
+
+    @property
+    def key(self) -> str:
+        return self.data["key"]
+
+    @property
+    def options(self) -> list[str]:
+        return [self.data["answer"], *self.data["distractors"]]
+
+    @property
+    def reviewed(self) -> bool:
+        return bool(self.data["reviewer"]) and bool(self.data["blind_answer"])
+
+    @property
+    def agreed(self) -> bool | None:
+        """True/False once reviewed blind (did the reviewer pick the answer?), None before."""
+        if not self.reviewed:
+            return None
+        return self.data["blind_answer"].strip() == self.data["answer"].strip()
+
+
+def curated_path(task: str, directory: str | Path | None = None) -> Path:
+    if task not in CURATED_TASKS:
+        raise ValueError(f"{task!r} is not a curated task; curated tasks: {', '.join(CURATED_TASKS)}")
+    return Path(directory or CURATED_DIR) / f"{task}.jsonl"
+
+
+def _length(text: str) -> int:
+    """Length of an option without spaces and punctuation (what a reader sees as its size)."""
+    return sum(1 for ch in text if ch.isalnum())
+
+
+def length_giveaway(answer: str, distractors: list[str]) -> str | None:
+    """Why the answer's length gives it away, or None: unique longest/shortest by a clear margin."""
+    a = _length(answer)
+    others = [_length(d) for d in distractors]
+    if a > max(others):
+        gap = a - max(others)
+        if gap >= LENGTH_MIN_GAP and gap >= LENGTH_MAX_RATIO * a:
+            return f"the answer is the longest option by {gap} characters ({a} vs at most {max(others)})"
+    if a < min(others):
+        gap = min(others) - a
+        if gap >= LENGTH_MIN_GAP and gap >= LENGTH_MAX_RATIO * min(others):
+            return f"the answer is the shortest option by {gap} characters ({a} vs at least {min(others)})"
+    return None
+
+
+def validate_entry(task: str, obj: object, file: str | Path, line: int, *, check_order: bool = True) -> dict:
+    """Check one parsed line of ``<task>.jsonl``; return it (a dict) or raise DataError(file, line, field)."""
+    if not isinstance(obj, dict):
+        raise DataError(file, line, None, f"expected a JSON object, got {type(obj).__name__}")
+    order = KEY_ORDER[task]
+    for name in order:
+        if name not in obj:
+            raise DataError(file, line, name, "missing key")
+    unknown = [k for k in obj if k not in order]
+    if unknown:
+        raise DataError(file, line, unknown[0], f"unknown key for {task} (allowed: {', '.join(order)})")
+    if check_order and tuple(obj) != order:
+        raise DataError(file, line, None, f"keys out of order; expected {', '.join(order)} "
+                        f"(fix with: python -m ancientbench.build.curated {task} --format)")
+    for name in order:
+        value = obj[name]
+        if name in LIST_FIELDS:
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise DataError(file, line, name, f"must be a list of strings, got {type(value).__name__}")
+            if len(value) != 3:
+                raise DataError(file, line, name, f"must hold exactly 3 entries, got {len(value)}")
+            for v in value:
+                if not v.strip():
+                    raise DataError(file, line, name, "empty entry in list")
+            continue
+        if not isinstance(value, str):
+            raise DataError(file, line, name, f"must be a string, got {type(value).__name__}")
+        if name not in MAY_BE_EMPTY and not value.strip():
+            raise DataError(file, line, name, "empty context" if name == "context" else "empty value")
+        if "\n" in value or "\r" in value:
+            raise DataError(file, line, name, "must be a single line")
+        if value != value.strip():
+            raise DataError(file, line, name, "leading or trailing whitespace")
+    if not KEY_RE.match(obj["key"]):
+        raise DataError(file, line, "key", f"key {obj['key']!r} is not an ascii slug ([a-z0-9][a-z0-9._-]*)")
+    answer = obj["answer"]
+    for d in obj["distractors"]:
+        if d.strip() == answer.strip():
+            raise DataError(file, line, "distractors", f"distractor equal to the answer ({answer!r})")
+    if len({d.strip() for d in obj["distractors"]}) != 3:
+        raise DataError(file, line, "distractors", "duplicate options among the distractors")
+    if task == "translation":
+        for e in obj["errors"]:
+            if e not in ERROR_TYPES:
+                raise DataError(file, line, "errors", f"bad error label {e!r}; allowed: {', '.join(ERROR_TYPES)}")
+    if task == "phonetic_loan":
+        if obj["kind"] not in LOAN_KINDS:
+            raise DataError(file, line, "kind", f"bad kind {obj['kind']!r}; allowed: {', '.join(LOAN_KINDS)}")
+        if obj["context"].count(obj["loan"]) != 1:
+            raise DataError(file, line, "loan", f"the loan graph {obj['loan']!r} must occur exactly once in the context "
+                            f"(found {obj['context'].count(obj['loan'])} times), so the question is unambiguous")
+        if obj["loan"] == answer:
+            raise DataError(file, line, "answer", "the intended graph equals the loan graph")
+        if obj["loan"] in obj["distractors"]:
+            raise DataError(file, line, "distractors", "the loan graph itself is offered as a distractor")
+    if task == "excdoc_word" and obj["word"] not in obj["context"]:
+        raise DataError(file, line, "word", f"the word {obj['word']!r} does not occur in the context")
+    why = length_giveaway(answer, obj["distractors"])
+    if why:
+        raise DataError(file, line, "answer", f"length giveaway: {why}")
+    blind = obj["blind_answer"]
+    if blind and blind.strip() not in {o.strip() for o in [answer, *obj["distractors"]]}:
+        raise DataError(file, line, "blind_answer", f"blind answer {blind!r} is not one of the four options")
+    if bool(blind) != bool(obj["reviewer"]):
+        raise DataError(file, line, "reviewer" if blind else "blind_answer", "reviewer and blind_answer are filled together")
+    if obj["reviewer"] and obj["reviewer"] == obj["author"]:
+        raise DataError(file, line, "reviewer", "the reviewer must not be the author")
+    return obj
+
+
+def parse_lines(path: Path) -> list[tuple[int, object]]:
+    out = []
+    with path.open(encoding="utf-8") as fh:
+        for line_no, text in enumerate(fh, start=1):
+            if not text.strip():
+                raise DataError(path, line_no, None, "empty line")
+            try:
+                out.append((line_no, json.loads(text)))
+            except json.JSONDecodeError as e:
+                raise DataError(path, line_no, None, f"not valid JSON: {e.msg}") from None
+    return out
+
+
+def load_entries(task: str, directory: str | Path | None = None, *, path: str | Path | None = None,
+                 check_order: bool = True) -> list[Entry]:
+    """Read and validate one curated file (default: the package's own); duplicate keys and options rejected."""
+    p = Path(path) if path else curated_path(task, directory)
+    if not p.is_file():
+        raise DataError(p, None, None, f"missing curated file for task {task!r}")
+    entries: list[Entry] = []
+    keys: dict[str, int] = {}
+    items: dict[tuple, int] = {}
+    for line_no, obj in parse_lines(p):
+        data = validate_entry(task, obj, p, line_no, check_order=check_order)
+        if data["key"] in keys:
+            raise DataError(p, line_no, "key", f"duplicate key {data['key']!r} (first at line {keys[data['key']]})")
+        keys[data["key"]] = line_no
+        ident = item_identity(task, data)
+        if ident in items:
+            raise DataError(p, line_no, "context", f"duplicate item: same question as line {items[ident]}")
+        items[ident] = line_no
+        entries.append(Entry(task, str(p), line_no, data))
+    return entries
+
+
+def item_identity(task: str, data: dict) -> tuple:
+    """What makes two entries the same question (whatever their keys)."""
+    if task == "phonetic_loan":
+        return (data["context"], data["loan"])
+    if task == "excdoc_word":
+        return (data["word"], data["context"], data["answer"])
+    return (data["context"],)
+
+
+def canonical(task: str, data: dict) -> dict:
+    return {k: data[k] for k in KEY_ORDER[task]}
+
+
+def dump_line(task: str, data: dict) -> str:
+    return json.dumps(canonical(task, data), ensure_ascii=False)
+
+
+def write_entries(task: str, rows: list[dict], path: str | Path) -> None:
+    """Write entries in canonical key order, one per line (what ``--format`` and the review import use)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="\n") as fh:
+        for row in rows:
+            fh.write(dump_line(task, row) + "\n")
+
+
+# ---- script of an item (questions are worded in the script of their context) -----------------------
+
+def _opencc(config: str):
+    from .classics import _converter
+
+    return _converter(config)
+
+
+def item_script(text: str) -> str:
+    """``simplified`` when the text uses simplified graphs and no traditional ones, else ``traditional``."""
+    s2t = _opencc("s2t").convert(text)
+    t2s = _opencc("t2s").convert(text)
+    simp = sum(1 for a, b in zip(text, s2t) if a != b)
+    trad = sum(1 for a, b in zip(text, t2s) if a != b)
+    return "simplified" if simp > trad else "traditional"
+
+
+def in_script(text_traditional: str, script: str) -> str:
+    """A fixed piece of question wording in the item's script."""
+    return _opencc("t2s").convert(text_traditional) if script == "simplified" else text_traditional
+
+
+# ---- turning entries into schema rows (shared by the three builders) ---------------------------------
+
+def build_entries(task: str, ctx, question, dev_keys: tuple[str, ...], subset=None, directory: str | Path | None = None):
+    """BuildResult of a curated task: every entry whose blind review did not disagree becomes a candidate;
+    the five ``dev_keys`` go to dev. ``question(entry) -> str``; ``subset(entry) -> str`` (default "")."""
+    from collections import Counter
+
+    from .common import BuildResult, Candidate, split_dev_test
+
+    entries = load_entries(task, directory)
+    dropped: Counter = Counter()
+    cands = []
+    for e in entries:
+        if e.agreed is False:  # the reviewer answered differently: the author must fix or drop it first
+            dropped["blind review disagreed (awaiting fix)"] += 1
+            continue
+        cands.append(
+            Candidate(
+                key=e.key,
+                question=question(e),
+                answer=e["answer"],
+                distractors=tuple(e["distractors"]),
+                source=SOURCE,
+                citation=e["citation"],
+                explanation=e["rationale"],
+                subset=subset(e) if subset else "",
+            )
+        )
+    dev, test = split_dev_test(task, cands, dev_keys, ctx.seed)
+    return BuildResult(task=task, test=test, dev=dev, dropped=dropped, candidates=len(entries))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m ancientbench.build.curated", description=__doc__.strip().splitlines()[0])
+    p.add_argument("tasks", nargs="*", default=list(CURATED_TASKS), help="curated tasks to check (default: all)")
+    p.add_argument("--dir", default=None, help="folder with <task>.jsonl (default: the package's curated/)")
+    p.add_argument("--format", action="store_true", help="rewrite the files with keys in canonical order first")
+    args = p.parse_args(argv)
+    status = 0
+    for task in args.tasks:
+        path = curated_path(task, args.dir)
+        if not path.is_file():
+            print(f"{task}: no file at {path}")
+            continue
+        try:
+            if args.format:
+                rows = [validate_entry(task, obj, path, n, check_order=False) for n, obj in parse_lines(path)]
+                write_entries(task, rows, path)
+            entries = load_entries(task, path=path)
+        except DataError as e:
+            print(f"error: {e}")
+            status = 1
+            continue
+        reviewed = [e for e in entries if e.reviewed]
+        agreed = sum(1 for e in reviewed if e.agreed)
+        extra = ""
+        if task == "phonetic_loan":
+            kinds = {k: sum(1 for e in entries if e["kind"] == k) for k in LOAN_KINDS}
+            extra = ", " + ", ".join(f"{k} {n}" for k, n in kinds.items())
+        print(f"{task}: {len(entries)} entries ok{extra}; reviewed {len(reviewed)}, agreed {agreed}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,30 @@
+"""Builder of the ``translation`` config from the team-curated ``curated/translation.jsonl``.
+
+Each entry is a sentence from the public-domain classics (verbatim from npm ``chinese-poetry``, in that
+corpus's script) with a modern Chinese translation written by the team and three distractors, each the
+correct translation with one controlled error (``errors``). The question is worded in the script of the
+sentence. A user's own parallel corpus becomes a separate config (:mod:`ancientbench.build.parallel_corpus`).
+"""
+
+from __future__ import annotations
+
+from .curated import build_entries, in_script, item_script
+
+TASK = "translation"
+# Five dev exemplars (few-shot), by key; never also in test.
+DEV_KEYS: tuple[str, ...] = (
+    "lunyu-xueer-001",
+    "lunyu-xueer-005",
+    "lunyu-weizheng-004",
+    "mengzi-lianghuiwangshang-001",
+    "mengzi-lianghuiwangshang-004",
+)
+
+
+def question(entry) -> str:
+    ctx = entry["context"]
+    return in_script("下列哪一項是「", item_script(ctx)) + ctx + in_script("」的正確現代漢語翻譯？", item_script(ctx))
+
+
+def build(ctx):
+    return build_entries(TASK, ctx, question, DEV_KEYS)
