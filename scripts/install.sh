@@ -22,9 +22,16 @@ if [ ! -f /usr/share/unicode/Unihan_RadicalStrokeCounts.txt.bz2 ]; then
   $SUDO apt-get update -q && $SUDO apt-get install -y -q unicode-data
 fi
 
+# Headless browser for the human-baseline page test (chromium + chromedriver, driven by selenium), and a
+# CJK font so report plots and the page render Chinese: Debian chromium, chromium-driver, fonts-wqy-microhei.
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ] || [ ! -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -q && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver fonts-wqy-microhei
+fi
+
 # The classics (論語, 孟子, 大學, 中庸, 詩經, 楚辭, 古文觀止): npm chinese-poetry, MIT.
 if [ ! -f .sources/node_modules/chinese-poetry/package.json ]; then
   mkdir -p .sources
   npm install --prefix .sources --no-audit --no-fund --silent chinese-poetry@2.0.1
 fi
-echo "install.sh: ready (.venv, unicode-data, .sources/node_modules/chinese-poetry)"
+echo "install.sh: ready (.venv, unicode-data, chromium, fonts-wqy-microhei, .sources/node_modules/chinese-poetry)"
