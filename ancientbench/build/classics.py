@@ -96,11 +96,13 @@ def to_traditional(text: str) -> str:
     return _converter("s2t").convert(text)
 
 
+@lru_cache(maxsize=1 << 18)
 def fold(text: str) -> str:
     """The comparison key: OpenCC ``t2s`` (many-to-one, so variant forms and conversion choices match)."""
     return _converter("t2s").convert(text)
 
 
+@lru_cache(maxsize=1 << 16)
 def variant_key(ch: str) -> str:
     """Folds only variant forms (爲/為, 衆/眾), keeping distinct words apart (後/后, 餘/余): OpenCC ``t2tw``."""
     return _converter("t2tw").convert(ch)
@@ -110,6 +112,7 @@ def variant_key(ch: str) -> str:
 class Sentence:
     book: str  # Book.key
     chapter: str  # traditional chapter label, e.g. "梁惠王上", "國風·周南·關雎"
+    chapter_no: int  # 1-based position of the chapter in the book (stable ids)
     passage: int  # 1-based paragraph / stanza index in the chapter
     index: int  # 1-based sentence index in the passage
     original: str  # as in the package
@@ -125,6 +128,7 @@ class Sentence:
 class Passage:
     book: str
     chapter: str
+    chapter_no: int
     index: int
     original: str
     text: str  # traditional
@@ -212,6 +216,7 @@ class Corpus:
         # Han-only streams per passage: n-grams never span two passages; punctuation is ignored (conservative:
         # an n-gram across a comma counts as attested).
         self._folded_streams = [fold(han_only(p.text)) for p in passages]
+        self._joined = "\n".join(self._folded_streams)
         self.ngrams: dict[int, Counter] = {n: Counter() for n in range(1, max_n + 1)}
         for s in self._folded_streams:
             for n in range(1, max_n + 1):
@@ -249,13 +254,21 @@ class Corpus:
             return 0
         if len(key) <= self.max_n:
             return self.ngrams[len(key)].get(key, 0)
-        return sum(_count_overlapping(s, key) for s in self._folded_streams)
+        return _count_overlapping(self._joined, key)
 
     def attested(self, text: str) -> bool:
         return self.count(text) > 0
 
     def display_form(self, ch: str, book: str | None = None) -> str:
         """The traditional form a book (else the corpus) writes most often for the folded graph of ``ch``."""
+        if not hasattr(self, "_display_cache"):
+            self._display_cache: dict[tuple[str, str | None], str] = {}
+        k = (ch, book)
+        if k not in self._display_cache:
+            self._display_cache[k] = self._display_form(ch, book)
+        return self._display_cache[k]
+
+    def _display_form(self, ch: str, book: str | None) -> str:
         key = fold(ch)
         counts = self.book_char_freq.get(book, Counter()) if book else Counter()
         forms = sorted((c for c in self._forms_of(key) if counts.get(c)), key=lambda c: (-counts[c], c))
@@ -321,19 +334,19 @@ def _ambiguous_simplified(traditional_texts: list[str]) -> frozenset[str]:
 def load_corpus(sources_dir: str | Path) -> Corpus:
     """Read and normalise the seven classics (cached per sources folder)."""
     dist = corpus_root(sources_dir)
-    raw: list[tuple[Book, str, int, str, str]] = []
+    raw: list[tuple[Book, str, int, int, str, str]] = []
     for book in BOOKS:
         data = json.loads((dist / book.path).read_text(encoding="utf-8"))
-        for chapter, paragraphs, note in _chapters(book, data):
+        for chapter_no, (chapter, paragraphs, note) in enumerate(_chapters(book, data), start=1):
             chapter_t = to_traditional(chapter) if book.script == "simplified" else chapter
             for k, para in enumerate(paragraphs, start=1):
                 para = unicodedata.normalize("NFC", para.strip())
                 if han_only(para):
-                    raw.append((book, chapter_t, k, para, note))
-    ambiguous = _ambiguous_simplified([p for b, _, _, p, _ in raw if b.script == "traditional"])
+                    raw.append((book, chapter_t, chapter_no, k, para, note))
+    ambiguous = _ambiguous_simplified([r[4] for r in raw if r[0].script == "traditional"])
     passages: list[Passage] = []
     sentences: list[Sentence] = []
-    for book, chapter, k, para, note in raw:
+    for book, chapter, chapter_no, k, para, note in raw:
         pieces = split_sentences(para)
         texts = []
         for j, piece in enumerate(pieces, start=1):
@@ -348,8 +361,8 @@ def load_corpus(sources_dir: str | Path) -> Corpus:
             else:
                 text, amb = piece, frozenset()
             texts.append(text)
-            sentences.append(Sentence(book.key, chapter, k, j, piece, text, amb))
-        passages.append(Passage(book.key, chapter, k, para, "".join(texts), note))
+            sentences.append(Sentence(book.key, chapter, chapter_no, k, j, piece, text, amb))
+        passages.append(Passage(book.key, chapter, chapter_no, k, para, "".join(texts), note))
     return Corpus(passages, sentences, ambiguous)
 
 

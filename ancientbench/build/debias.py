@@ -1,0 +1,43 @@
+"""Choosing among valid distractor sets so that no surface strategy beats chance.
+
+Owns one greedy selector shared by the builders: each item comes with several distractor triples that
+have all passed the task's checker; the selector picks, item by item, the triple that keeps the running
+accuracy of every trivial strategy of :mod:`ancientbench.audit` (longest option, most frequent character,
+overlap with the question, unigram LM, and their reverses) closest to chance (25%). The choice depends
+only on the option *set*; letters are assigned later by :func:`~ancientbench.build.common.place_options`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Sequence
+
+from ..audit import STRATEGIES, Frequencies, credits
+
+
+def pick_balanced(
+    items: Sequence[tuple[str, str, Sequence[tuple[str, str, str]]]],
+    freq: Frequencies,
+    *,
+    prefer_first: float = 0.0,
+) -> list[int]:
+    """For each (question, answer, alternatives) return the index of the chosen alternative triple.
+
+    The cost of a choice is the squared distance of every strategy's running credit from 25% of the
+    items so far, plus ``prefer_first`` times the alternative's index (alternatives are assumed ordered
+    from most to least plausible). Ties go to the earlier alternative, so the result is deterministic.
+    """
+    totals: Counter = Counter()
+    chosen: list[int] = []
+    for n, (question, answer, alternatives) in enumerate(items, start=1):
+        if not alternatives:
+            raise ValueError(f"item {n}: no distractor alternatives to choose from")
+        best_i, best_cost, best_credit = 0, None, None
+        for i, triple in enumerate(alternatives):
+            c = credits(question, [answer, *triple], 0, freq, STRATEGIES)
+            cost = sum((totals[s] + c[s] - 0.25 * n) ** 2 for s in STRATEGIES) + prefer_first * i
+            if best_cost is None or cost < best_cost - 1e-12:
+                best_i, best_cost, best_credit = i, cost, c
+        totals.update(best_credit)
+        chosen.append(best_i)
+    return chosen
