@@ -1,0 +1,193 @@
+"""``ancientbench export-lm-eval DIR``: lm-evaluation-harness (0.4.x) task YAMLs for AncientBench.
+
+Writes one task per config (``ancientbench_<task>``), one group per competency
+(``ancientbench_competency_<competency>``: the unweighted mean of its tasks) and the group ``ancientbench``
+(every task). Run them with ``lm_eval --include_path DIR --tasks ancientbench --num_fewshot 5 ...``.
+
+How lm-eval averages: a group's score is computed over its *leaf tasks* (lm-eval 0.4.13), here unweighted
+(``weight_by_size: false``). So each competency group is exactly the paper's competency score (the mean of
+its tasks), but the ``ancientbench`` group is the mean of the ten task accuracies, not the paper's average
+(the mean of the four competencies, whose task counts differ: 2, 3, 2, 3). :func:`scores_from_lm_eval` turns
+lm-eval's results into the paper's figures with :mod:`ancientbench.aggregate`.
+
+The prompts are :mod:`ancientbench.prompts`' text, character for character: the instruction line is the
+task's ``description``, ``doc_to_text`` is the question block ending in ``答案是：``, exemplars are the first k
+rows of the ``dev`` split (``first_n`` sampler) joined with a blank line, and the scored continuation is the
+bare letter (``target_delimiter: ""``, the paper's convention; ``--letter-style space`` writes lm-eval's
+``" A"`` instead). lm-eval's ``acc`` (argmax of the letters' log-likelihoods) then picks the same letter as
+``ancientbench eval`` (tests/test_lm_eval_export.py checks this item by item on a tiny model).
+
+The data come from the dataset folder's JSONL files (lm-eval's ``json`` loader, absolute paths), or from a
+Hub dataset repository with ``--hub-id ORG/NAME`` (published with ``ancientbench push-to-hub``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+TASK_PREFIX = "ancientbench_"
+GROUP = "ancientbench"
+VERSION = 1.0
+
+
+def task_name(task: str) -> str:
+    return f"{TASK_PREFIX}{task}"
+
+
+def competency_group(competency: str) -> str:
+    return f"{TASK_PREFIX}competency_{competency}"
+
+
+def doc_to_text_template() -> str:
+    """The question block of :mod:`ancientbench.prompts` as a Jinja template over the item's columns."""
+    from .prompts import QUESTION_TEMPLATE
+
+    return QUESTION_TEMPLATE.format(question="{{question}}", A="{{A}}", B="{{B}}", C="{{C}}", D="{{D}}")
+
+
+def task_config(task: str, *, data: Path | None = None, hub_id: str | None = None, letter_style: str = "bare") -> dict:
+    """The lm-eval config of one task, reading ``data/<task>/{test,dev}.jsonl`` of ``data`` or config ``task`` of ``hub_id``."""
+    from .prompts import EXEMPLAR_SEPARATOR, TEMPLATE_SHA256, TEMPLATE_VERSION, instruction, letter_prefix
+    from .schema import split_file
+    from .tasks import LETTERS, get_task
+
+    get_task(task)
+    cfg: dict = {"task": task_name(task)}
+    if hub_id:
+        cfg.update(dataset_path=hub_id, dataset_name=task)
+    else:
+        files = {s: str(split_file(data, task, s).resolve()) for s in ("test", "dev")}
+        cfg.update(dataset_path="json", dataset_kwargs={"data_files": files})
+    cfg.update(
+        test_split="test",
+        fewshot_split="dev",
+        fewshot_config={"sampler": "first_n"},
+        output_type="multiple_choice",
+        description=instruction(task),
+        doc_to_text=doc_to_text_template(),
+        doc_to_choice=list(LETTERS),
+        doc_to_target="answer",
+        target_delimiter=letter_prefix(letter_style),
+        fewshot_delimiter=EXEMPLAR_SEPARATOR,
+        metric_list=[{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
+        metadata={
+            "version": VERSION,
+            "prompt_template": TEMPLATE_VERSION,
+            "prompt_template_sha256": TEMPLATE_SHA256,
+            "letter_style": letter_style,
+        },
+    )
+    return cfg
+
+
+def _group(name: str, members: list[str]) -> dict:
+    return {
+        "group": name,
+        "task": members,
+        # unweighted: a competency is the mean of its tasks, the benchmark the mean of its competencies
+        "aggregate_metric_list": [{"metric": "acc", "aggregation": "mean", "weight_by_size": False}],
+        "metadata": {"version": VERSION},
+    }
+
+
+def export(
+    out_dir: str | Path,
+    *,
+    data: str | Path | None = None,
+    hub_id: str | None = None,
+    letter_style: str = "bare",
+    tasks: list[str] | None = None,
+) -> dict[str, Path]:
+    """Write the YAMLs; returns ``{task or group name: path}``. Tasks without both split files are left out."""
+    import yaml
+
+    from . import DATASET_PATH
+    from .prompts import letter_prefix
+    from .schema import split_file
+    from .tasks import COMPETENCIES, COMPETENCY_TASKS, resolve_tasks
+
+    letter_prefix(letter_style)  # validates
+    folder = Path(data or DATASET_PATH)
+    wanted = resolve_tasks(tasks)
+    if hub_id:
+        present = list(wanted)
+    else:
+        present = [t for t in wanted if all(split_file(folder, t, s).is_file() for s in ("test", "dev"))]
+    if not present:
+        raise ValueError(f"no task has both test and dev files under {folder / 'data'}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+
+    def dump(name: str, cfg: dict) -> None:
+        path = out / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(cfg, allow_unicode=True, sort_keys=False, width=10_000), encoding="utf-8")
+        written[name] = path
+
+    for t in present:
+        dump(task_name(t), task_config(t, data=folder, hub_id=hub_id, letter_style=letter_style))
+    groups = []
+    for comp in COMPETENCIES:
+        members = [task_name(t) for t in COMPETENCY_TASKS[comp] if t in present]
+        if members:
+            dump(f"_{competency_group(comp)}", _group(competency_group(comp), members))
+            groups.append(competency_group(comp))
+    dump(f"_{GROUP}", _group(GROUP, groups))
+    return written
+
+
+def scores_from_lm_eval(results: dict | str | Path) -> dict:
+    """The paper's figures (the :func:`ancientbench.aggregate.aggregate` dict) from lm-eval results of these tasks.
+
+    ``results`` is what ``lm_eval.simple_evaluate`` returns, or the path of the ``results_*.json`` lm-eval
+    writes with ``--output_path``. Each task's correct count is its ``acc`` times its evaluated items.
+    """
+    import json
+
+    from .aggregate import aggregate
+    from .tasks import TASK_NAMES
+
+    if not isinstance(results, dict):
+        results = json.loads(Path(results).read_text(encoding="utf-8"))
+    correct: list[bool] = []
+    tasks: list[str] = []
+    for task in TASK_NAMES:
+        r = results.get("results", {}).get(task_name(task))
+        if r is None:
+            continue
+        n = int(results["n-samples"][task_name(task)]["effective"])
+        k = round(r["acc,none"] * n)
+        correct += [True] * k + [False] * (n - k)
+        tasks += [task] * n
+    if not tasks:
+        raise ValueError("no ancientbench_<task> results in these lm-eval results")
+    return aggregate(correct, tasks)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("out_dir", metavar="DIR", help="folder to write the task YAMLs into (give it to lm_eval --include_path)")
+    p.add_argument("--data", default=None, metavar="FOLDER", help="dataset folder the tasks read (default: the package's own)")
+    p.add_argument("--hub-id", default=None, metavar="ORG/NAME", help="read the data from this Hub dataset repository instead")
+    p.add_argument("--letter-style", choices=["bare", "space"], default="bare",
+                   help="answer letter after 答案是：  bare 'A' (paper, default) or ' A' (lm-eval's usual)")
+    p.add_argument("--tasks", nargs="+", default=None, help="task or competency names (default: all)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from .tasks import TASK_NAMES, resolve_tasks
+
+    try:
+        written = export(args.out_dir, data=args.data, hub_id=args.hub_id, letter_style=args.letter_style, tasks=args.tasks)
+    except ValueError as e:
+        print(f"error: {e}")
+        return 2
+    tasks = [n for n in written if not n.startswith("_")]
+    groups = [n[1:] for n in written if n.startswith("_")]
+    print(f"wrote {len(tasks)} tasks and {len(groups)} groups to {args.out_dir}: {', '.join(groups)}")
+    missing = [t for t in resolve_tasks(args.tasks) if f"ancientbench_{t}" not in written]
+    if missing:
+        print(f"warning: left out (no test/dev data): {', '.join(missing)}; the groups average the tasks present")
+    if len(tasks) == len(TASK_NAMES):
+        print(f"run: lm_eval --model hf --model_args pretrained=MODEL --include_path {args.out_dir} --tasks ancientbench --num_fewshot 5")
+    return 0

@@ -1,0 +1,119 @@
+"""``ancientbench export-lm-eval``: lm-evaluation-harness runs the exported tasks with ancientbench's prompts and
+picks the same letter as ``ancientbench eval`` on every item, zero-shot and 5-shot, on the tiny models.
+
+lm-eval (0.4.x) is an optional test dependency (the ``test`` extra); without it these tests are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+import yaml
+
+from ancientbench import lm_eval_export
+from ancientbench.prompts import instruction, prompt_text
+from ancientbench.schema import load_split
+from ancientbench.tasks import COMPETENCY_TASKS, LETTERS, TASK_NAMES
+
+lm_eval = pytest.importorskip("lm_eval", reason="lm-eval is an optional test dependency (pip install '.[test]')")
+
+FIXTURE_TASKS = ("radical", "radical_meaning", "homophone", "excdoc_word", "cloze")  # tests/conftest.py
+
+
+@pytest.fixture(scope="module")
+def exported(fixture_data, tmp_path_factory):
+    out = tmp_path_factory.mktemp("lm_eval_tasks")
+    written = lm_eval_export.export(out, data=fixture_data)
+    return out, written
+
+
+def test_export_writes_tasks_and_groups(exported, fixture_data):
+    out, written = exported
+    assert sorted(written) == sorted(
+        [f"ancientbench_{t}" for t in FIXTURE_TASKS]
+        + ["_ancientbench", "_ancientbench_competency_glyph", "_ancientbench_competency_pronunciation",
+           "_ancientbench_competency_meaning", "_ancientbench_competency_context"]
+    )
+    cfg = yaml.safe_load((out / "ancientbench_radical.yaml").read_text(encoding="utf-8"))
+    assert cfg["dataset_path"] == "json"
+    assert cfg["dataset_kwargs"]["data_files"]["dev"] == str((fixture_data / "data" / "radical" / "dev.jsonl").resolve())
+    assert (cfg["test_split"], cfg["fewshot_split"], cfg["fewshot_config"]) == ("test", "dev", {"sampler": "first_n"})
+    assert cfg["description"] == instruction("radical")
+    assert cfg["doc_to_text"] == "题目：{{question}}\nA. {{A}}\nB. {{B}}\nC. {{C}}\nD. {{D}}\n答案是："
+    assert (cfg["doc_to_choice"], cfg["doc_to_target"], cfg["target_delimiter"]) == (list(LETTERS), "answer", "")
+    glyph = yaml.safe_load((out / "_ancientbench_competency_glyph.yaml").read_text(encoding="utf-8"))
+    assert glyph["task"] == ["ancientbench_radical", "ancientbench_radical_meaning"]
+    assert glyph["aggregate_metric_list"][0]["weight_by_size"] is False
+    top = yaml.safe_load((out / "_ancientbench.yaml").read_text(encoding="utf-8"))
+    assert top["task"] == [f"ancientbench_competency_{c}" for c in ("glyph", "pronunciation", "meaning", "context")]
+
+
+def test_space_style_and_hub_source(tmp_path, fixture_data):
+    written = lm_eval_export.export(tmp_path, data=fixture_data, letter_style="space", tasks=["cloze"])
+    cfg = yaml.safe_load(written["ancientbench_cloze"].read_text(encoding="utf-8"))
+    assert cfg["target_delimiter"] == " " and cfg["metadata"]["letter_style"] == "space"
+    assert sorted(written) == ["_ancientbench", "_ancientbench_competency_context", "ancientbench_cloze"]
+    hub = lm_eval_export.task_config("cloze", hub_id="org/ancientbench")
+    assert (hub["dataset_path"], hub["dataset_name"]) == ("org/ancientbench", "cloze") and "dataset_kwargs" not in hub
+
+
+def test_cli_run_and_errors(tmp_path, fixture_data, capsys):
+    p = argparse.ArgumentParser()
+    lm_eval_export.add_arguments(p)
+    assert lm_eval_export.run(p.parse_args([str(tmp_path / "y"), "--data", str(fixture_data)])) == 0
+    out = capsys.readouterr().out
+    assert "wrote 5 tasks and 5 groups" in out
+    assert "warning: left out (no test/dev data): pronunciation, phonetic_radical, tradoc_word, phonetic_loan, translation" in out
+    assert lm_eval_export.run(p.parse_args([str(tmp_path / "z"), "--data", str(tmp_path / "empty")])) == 2
+    assert capsys.readouterr().out.startswith("error: no task has both test and dev files")
+
+
+@pytest.mark.parametrize("shots", [0, 5])
+def test_lm_eval_predictions_equal_ancientbench(tiny_model, fixture_data, exported, shots):
+    from lm_eval.models.huggingface import HFLM
+    from lm_eval.tasks import TaskManager
+
+    from ancientbench.evaluation import evaluate_model
+
+    ours = evaluate_model(
+        tiny_model.model, tiny_model.tokenizer, tasks=list(FIXTURE_TASKS), shots=shots, data=fixture_data, progress=False
+    )[shots]
+    by_id = {r["id"]: r for r in ours["predictions"]}
+
+    out, _ = exported
+    # loaded from the saved folder, as `lm_eval --model hf --model_args pretrained=DIR` does
+    lm = HFLM(pretrained=tiny_model.info["name_or_path"], dtype="float32", device="cpu", batch_size=4)
+    tm = TaskManager(include_path=str(out), include_defaults=False)
+    res = lm_eval.simple_evaluate(model=lm, tasks=["ancientbench"], num_fewshot=shots, task_manager=tm, log_samples=True)
+
+    compared = 0
+    for task in FIXTURE_TASKS:
+        test = load_split(fixture_data, task, "test")
+        dev = load_split(fixture_data, task, "dev")
+        samples = res["samples"][f"ancientbench_{task}"]
+        assert len(samples) == len(test)
+        for s in samples:
+            item = next(it for it in test if it["id"] == s["doc"]["id"])
+            # the same prompt text, character for character, and the bare letters as continuations
+            assert [a[0] for a in s["arguments"]] == [prompt_text(task, item, dev[:shots])] * 4
+            assert [a[1] for a in s["arguments"]] == list(LETTERS)
+            lls = [float(r[0]) for r in s["filtered_resps"]]
+            mine = by_id[item["id"]]
+            assert mine["shots_used"] == shots
+            assert LETTERS[lls.index(max(lls))] == mine["pred"], item["id"]
+            assert lls == pytest.approx(mine["logprobs"], abs=1e-4)
+            compared += 1
+        assert res["results"][f"ancientbench_{task}"]["acc,none"] == pytest.approx(ours["tasks"][task]["accuracy"])
+    assert compared == sum(r["total"] for r in ours["tasks"].values()) == len(FIXTURE_TASKS) * 7
+
+    # competency groups are the paper's competency scores; the top group is the mean of the tasks (lm-eval 0.4.13
+    # aggregates groups over leaf tasks), and scores_from_lm_eval gives back the paper's average exactly
+    for comp, score in ours["competencies"].items():
+        assert res["results"][f"ancientbench_competency_{comp}"]["acc,none"] == pytest.approx(score)
+    task_accs = [ours["tasks"][t]["accuracy"] for t in TASK_NAMES if t in ours["tasks"]]
+    assert res["results"]["ancientbench"]["acc,none"] == pytest.approx(sum(task_accs) / len(task_accs))
+    paper = lm_eval_export.scores_from_lm_eval(res)
+    assert paper["average"] == pytest.approx(ours["average"])
+    assert paper["competencies"] == pytest.approx(ours["competencies"])
+    assert set(COMPETENCY_TASKS) == set(paper["competencies"])
