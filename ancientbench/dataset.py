@@ -1,0 +1,184 @@
+"""Reading question sets for evaluation: the bundled dataset folder, another folder, or a JSONL file.
+
+- ``load_task(task, split="test", data=None)``: one config's split from a dataset folder (default: the
+  bundled ``DATASET_PATH``) or, for ``split="test"``, the task's rows of a JSONL question file.
+- ``load_questions(tasks, data, shots)``: what an evaluation run reads - per task the test items and the
+  dev exemplars, the files used and their sha256. Few-shot exemplars come from the ``dev`` split of the same
+  folder; for a JSONL question set, from the ``dev`` split of the bundled dataset (or of ``fewshot_data``,
+  a folder or a JSONL of dev rows, when given). The first k dev rows, in file order, are the k shots.
+- ``cache_dataset()``: loads all ten configs through ``datasets.load_dataset(DATASET_PATH, cfg)`` so that
+  ``load_dataset("ancientbench", cfg)`` then works by name from the local datasets cache (offline too).
+
+Every row goes through the schema validator (:mod:`ancientbench.schema`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from .schema import DataError, load_question_file, load_split, split_file
+from .tasks import TASK_NAMES, get_task, resolve_tasks
+
+
+def default_data() -> Path:
+    from . import DATASET_PATH
+
+    return Path(DATASET_PATH)
+
+
+def _is_jsonl(data: str | Path) -> bool:
+    return Path(data).is_file()
+
+
+def load_task(task: str, split: str = "test", data: str | Path | None = None) -> list[dict[str, str]]:
+    """Validated rows of one task's split, from a dataset folder (default: bundled) or a JSONL question file."""
+    get_task(task)
+    data = Path(data) if data is not None else default_data()
+    if _is_jsonl(data):
+        if split != "test":
+            raise ValueError(f"{data} is a single question file; it has no {split!r} split")
+        return load_question_file(data).get(task, [])
+    return load_split(data, task, split)
+
+
+def file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@dataclass
+class QuestionSet:
+    """The test items and dev exemplars of an evaluation run, with the files they came from."""
+
+    data_path: str
+    items: dict[str, list[dict[str, str]]]  # task -> test items, registry order
+    exemplars: dict[str, list[dict[str, str]]]  # task -> dev rows (all of them; the first k are the k shots)
+    files_sha256: dict[str, str] = field(default_factory=dict)  # test files: path (relative to the data folder) -> sha
+    dev_files_sha256: dict[str, str] = field(default_factory=dict)  # exemplar files read for few-shot settings
+    missing_tasks: list[str] = field(default_factory=list)  # tasks asked for (implicitly) but without test data
+    limit: int | None = None  # items per task kept (the first ``limit``), None = all
+    n_available: dict[str, int] = field(default_factory=dict)  # task -> test items in the file before ``limit``
+
+    @property
+    def n_items(self) -> int:
+        return sum(len(v) for v in self.items.values())
+
+    def files_for(self, shots: int) -> dict[str, str]:
+        """The files a setting reads: the test files, plus the exemplar files when ``shots > 0``."""
+        return dict(sorted({**self.files_sha256, **(self.dev_files_sha256 if shots else {})}.items()))
+
+
+def _rel(path: Path, base: Path) -> str:
+    try:
+        return path.resolve().relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return str(path.resolve())
+
+
+def load_questions(
+    tasks: Sequence[str] | None = None,
+    data: str | Path | None = None,
+    *,
+    shots: Sequence[int] = (0,),
+    fewshot_data: str | Path | None = None,
+    limit: int | None = None,
+) -> QuestionSet:
+    """Test items (first ``limit`` per task) and dev exemplars for the tasks of a run.
+
+    Task selection: ``tasks=None``/``["all"]`` means every task that has test data - tasks without a test file
+    are skipped and listed in ``missing_tasks`` (a warning is issued; results then say ``complete: false``);
+    a task named explicitly (or through its competency) without data is an error naming the missing file.
+    """
+    implicit = not tasks or list(tasks) == ["all"]
+    wanted = resolve_tasks(tasks)
+    data_path = Path(data) if data is not None else default_data()
+    if not data_path.exists():
+        raise FileNotFoundError(f"--data {data_path}: no such dataset folder or JSONL file")
+    need_dev = max(shots, default=0) > 0
+    files: dict[str, str] = {}
+    dev_files: dict[str, str] = {}
+    items: dict[str, list[dict[str, str]]] = {}
+    missing: list[str] = []
+
+    if _is_jsonl(data_path):
+        grouped = load_question_file(data_path)
+        files[data_path.name] = file_sha256(data_path)
+        base = data_path.parent
+        for t in wanted:
+            if t in grouped:
+                items[t] = grouped[t]
+            elif not implicit:
+                raise DataError(data_path, None, "task", f"no rows of task {t!r} in this question file")
+        dev_source = Path(fewshot_data) if fewshot_data is not None else default_data()
+    else:
+        base = data_path
+        for t in wanted:
+            path = split_file(data_path, t, "test")
+            if not path.is_file():
+                if implicit:
+                    missing.append(t)
+                    continue
+                raise DataError(path, None, None, f"missing file: no test split for task {t!r} in {data_path}")
+            items[t] = load_split(data_path, t, "test")
+            files[_rel(path, base)] = file_sha256(path)
+        dev_source = Path(fewshot_data) if fewshot_data is not None else data_path
+    if missing:
+        warnings.warn(f"no test data for task(s) {', '.join(missing)} in {data_path}; scoring the others", stacklevel=2)
+    if not items:
+        raise DataError(data_path, None, None, "no test items for the selected tasks")
+    n_available = {t: len(rows) for t, rows in items.items()}
+    if limit is not None:
+        if limit < 1:
+            raise ValueError(f"limit must be >= 1, got {limit}")
+        items = {t: rows[:limit] for t, rows in items.items()}
+
+    exemplars: dict[str, list[dict[str, str]]] = {}
+    if need_dev:
+        if _is_jsonl(dev_source):
+            grouped_dev = load_question_file(dev_source)
+            dev_files[_rel(dev_source, base)] = file_sha256(dev_source)
+            for t in items:
+                exemplars[t] = grouped_dev.get(t, [])
+        else:
+            for t in items:
+                path = split_file(dev_source, t, "dev")
+                exemplars[t] = load_split(dev_source, t, "dev")
+                dev_files[_rel(path, base)] = file_sha256(path)
+        k = max(shots)
+        short = {t: len(rows) for t, rows in exemplars.items() if len(rows) < k}
+        if short:
+            detail = ", ".join(f"{t}: {n}" for t, n in short.items())
+            raise DataError(dev_source, None, None, f"{k}-shot needs {k} dev rows per task; too few in {detail}")
+        test_ids = {it["id"] for rows in items.values() for it in rows}
+        for t, rows in exemplars.items():
+            leaked = [r["id"] for r in rows[:k] if r["id"] in test_ids]
+            if leaked:
+                raise DataError(dev_source, None, "id", f"dev exemplar(s) {leaked} of task {t!r} are also test items")
+    return QuestionSet(
+        str(data_path), items, exemplars, dict(sorted(files.items())), dict(sorted(dev_files.items())), missing, limit,
+        n_available,
+    )
+
+
+def cache_dataset(path: str | Path | None = None, configs: Sequence[str] | None = None) -> dict:
+    """Load every config once with ``datasets.load_dataset`` so ``load_dataset("ancientbench", cfg)`` works by name.
+
+    Returns ``{config: DatasetDict}``. Configs whose files are absent are skipped with a warning.
+    """
+    from datasets import load_dataset
+
+    path = Path(path) if path is not None else default_data()
+    out = {}
+    for cfg in configs or TASK_NAMES:
+        if not split_file(path, cfg, "test").is_file():
+            warnings.warn(f"config {cfg!r} has no data in {path}; not cached", stacklevel=2)
+            continue
+        out[cfg] = load_dataset(str(path), cfg)
+    return out

@@ -1,0 +1,502 @@
+"""``ancientbench eval``: score a causal LM on the tasks zero-shot and few-shot, write results, print the table.
+
+Python: ``evaluate_model(model, tokenizer=None, tasks=None, shots=(0, 5), ...)`` returns ``{shots: results}``.
+For every (model, shots) setting it writes, under ``<output>/<model_slug>/``:
+
+- ``predictions_<k>shot.jsonl``: one line per item ``{"id", "task", "gold", "pred", "logprobs": [lA, lB, lC,
+  lD], "shots_used"}`` (plus ``"error"`` for an item whose question alone exceeds the model's context; its
+  ``pred`` is null and it counts as wrong). Lines are appended and flushed batch by batch; when the setting is
+  complete the file is rewritten in dataset order.
+- ``predictions_<k>shot.meta.json``: the setting's fingerprint (model, revision/weights hash, dtype, shots,
+  letter style, chat, prompt template hash, context limit) and the data files' hashes. A rerun with the same
+  ``--output`` resumes: it keeps the predictions already written (a torn last line is cut off), scores only
+  the missing items, and the final results equal an uninterrupted run's. A rerun whose setting or data
+  differ stops with an error (``--overwrite`` starts afresh).
+- ``results_<k>shot.json``: the self-describing results (layout in ``docs/evaluation.md``; arithmetic from
+  :mod:`ancientbench.aggregate`: task accuracy -> competency mean -> average of the four competencies).
+
+``<model_slug>`` is the Hub id with ``/`` -> ``__`` or the local folder's name, plus ``-chat`` in chat mode and
+``-space`` for the space letter style, so differently scored runs never share files.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+from .aggregate import aggregate
+from .prompts import TEMPLATE_SHA256, TEMPLATE_VERSION, letter_prefix
+from .tasks import COMPETENCIES, COMPETENCY_DISPLAY, TASK_NAMES, TASK_TO_COMPETENCY, get_task
+
+RESULTS_FORMAT = 1
+FINGERPRINT_KEYS = (
+    "name_or_path", "revision", "weights_sha256", "dtype", "shots", "letter_style", "chat",
+    "template_version", "template_sha256", "max_length",
+)
+
+
+class ResumeError(RuntimeError):
+    """Existing predictions were made under a different setting or data; they are never mixed in."""
+
+
+# --------------------------------------------------------------------------------------------- storage
+
+
+class PredictionStore:
+    """Append-only predictions JSONL with a sidecar fingerprint, so interrupted runs resume exactly."""
+
+    def __init__(self, path: Path, fingerprint: dict, files_sha256: dict[str, str], *, overwrite: bool = False):
+        self.path = Path(path)
+        self.meta_path = self.path.with_name(self.path.name.replace(".jsonl", ".meta.json"))
+        self.fingerprint = fingerprint
+        self.files_sha256 = dict(files_sha256)
+        self.letter_token_ids: dict[str, int] | None = None
+        if overwrite:
+            for p in (self.path, self.meta_path):
+                if p.exists():
+                    p.unlink()
+
+    def load(self) -> dict[str, dict]:
+        """Check the sidecar against this run and return the records already written, by id."""
+        if self.meta_path.exists():
+            meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
+            old = meta.get("fingerprint", {})
+            diff = [k for k in FINGERPRINT_KEYS if old.get(k) != self.fingerprint.get(k)]
+            if diff:
+                detail = "; ".join(f"{k}: {old.get(k)!r} -> {self.fingerprint.get(k)!r}" for k in diff)
+                raise ResumeError(
+                    f"{self.path} holds predictions of another setting ({detail}); "
+                    f"use --overwrite to replace them or another --output"
+                )
+            old_files = meta.get("files_sha256", {})
+            changed = [f for f in old_files if f in self.files_sha256 and old_files[f] != self.files_sha256[f]]
+            if changed:
+                raise ResumeError(
+                    f"{self.path}: data file(s) changed since these predictions were made: {', '.join(changed)}; "
+                    f"use --overwrite to rescore"
+                )
+            self.files_sha256 = {**old_files, **self.files_sha256}
+            self.letter_token_ids = meta.get("letter_token_ids")
+        elif self.path.exists() and self.path.stat().st_size > 0:
+            raise ResumeError(f"{self.path} exists without its {self.meta_path.name}; use --overwrite or another --output")
+        done: dict[str, dict] = {}
+        if not self.path.exists():
+            return done
+        raw = self.path.read_bytes()
+        complete, _, fragment = raw.rpartition(b"\n")  # a torn last write leaves a fragment without newline
+        if complete or raw.endswith(b"\n"):
+            for n, line in enumerate(complete.split(b"\n"), start=1):
+                try:
+                    rec = json.loads(line.decode("utf-8"))
+                except (UnicodeDecodeError, json.JSONDecodeError):
+                    rec = None
+                if not isinstance(rec, dict) or "id" not in rec or "pred" not in rec:
+                    raise ResumeError(f"{self.path}, line {n}: not a prediction record; use --overwrite")
+                done[rec["id"]] = rec
+        if fragment:
+            with self.path.open("r+b") as fh:
+                fh.truncate(len(raw) - len(fragment))
+        return done
+
+    def write_meta(self) -> None:
+        meta = {
+            "ancientbench_results_format": RESULTS_FORMAT,
+            "fingerprint": self.fingerprint,
+            "files_sha256": self.files_sha256,
+            "letter_token_ids": self.letter_token_ids,
+        }
+        _atomic_write(self.meta_path, json.dumps(meta, ensure_ascii=False, indent=1))
+
+    def append(self, records: Sequence[dict]) -> None:
+        if not records:
+            return
+        with self.path.open("a", encoding="utf-8", newline="\n") as fh:
+            fh.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+            fh.flush()
+
+    def finalize(self, ordered: Sequence[dict], extra: Sequence[dict] = ()) -> None:
+        """Rewrite the file in dataset order (records of items outside this run are kept after them)."""
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in [*ordered, *extra])
+        _atomic_write(self.path, text)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8", newline="\n")
+    tmp.replace(path)
+
+
+# --------------------------------------------------------------------------------------------- results
+
+
+def package_versions() -> dict[str, str | None]:
+    """Versions of the packages that can change a score, plus Python and the platform."""
+    from importlib import metadata
+
+    out: dict[str, str | None] = {"python": platform.python_version(), "platform": platform.platform()}
+    for name in ("ancientbench", "torch", "transformers", "tokenizers", "accelerate", "datasets", "numpy", "torch_npu"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            if name == "ancientbench":
+                from . import __version__
+
+                out[name] = __version__
+            elif name != "torch_npu":
+                out[name] = None
+    try:
+        import torch
+
+        out["cuda"] = torch.version.cuda
+    except Exception:  # torch missing is reported above as None
+        out["cuda"] = None
+    return out
+
+
+def build_results(
+    records: Sequence[dict],
+    *,
+    model_info: dict,
+    setting: dict,
+    data: dict,
+    timing: dict,
+    predictions_file: str | None,
+    n_available: dict[str, int] | None = None,
+) -> dict:
+    """The results JSON of one setting from its prediction records (``records`` = exactly the run's items)."""
+    from . import __version__
+
+    agg = aggregate([r["pred"] == r["gold"] for r in records], [r["task"] for r in records])
+    shots = setting["shots"]
+    tasks = {}
+    for t, row in agg["tasks"].items():
+        mine = [r for r in records if r["task"] == t]
+        tasks[t] = {
+            **row,
+            "fewshot_truncated_items": sum(1 for r in mine if r.get("pred") is not None and r["shots_used"] < shots),
+            "too_long_items": [r["id"] for r in mine if r.get("error")],
+        }
+    limited = bool(n_available) and any(tasks[t]["total"] < n_available.get(t, 0) for t in tasks)
+    return {
+        "ancientbench_version": __version__,
+        "results_format": RESULTS_FORMAT,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "model": model_info,
+        "setting": setting,
+        "prompt": {"template_version": TEMPLATE_VERSION, "template_sha256": TEMPLATE_SHA256},
+        "data": data,
+        "tasks": tasks,
+        "competencies": agg["competencies"],
+        "average": agg["average"],
+        "micro_accuracy": agg["micro_accuracy"],
+        "complete": bool(agg["complete"] and not limited),
+        "packages": package_versions(),
+        "timing": timing,
+        "predictions_file": predictions_file,
+    }
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.2f}"
+
+
+def format_table(results: Sequence[dict]) -> str:
+    """The paper's table: a row per setting (model, shots), columns glyph, pronunciation, meaning, context,
+    average; then the per-task accuracies (rows tasks, columns settings). Percentages."""
+    if not results:
+        return ""
+    labels = []
+    for r in results:
+        name = r["model"]["name_or_path"]
+        flags = [f"{r['setting']['shots']}-shot"]
+        if r["setting"].get("chat"):
+            flags.append("chat")
+        if r["setting"].get("letter_style") != "bare":
+            flags.append(f"letter={r['setting']['letter_style']}")
+        if r["model"].get("smoke_model"):
+            flags.append("smoke model")
+        labels.append((name, ", ".join(flags)))
+    head = ["model", "setting", *[COMPETENCY_DISPLAY[c][1] for c in COMPETENCIES], "Average"]
+    rows = [[n, s, *[_pct(r["competencies"].get(c)) for c in COMPETENCIES], _pct(r["average"])] for (n, s), r in zip(labels, results)]
+    lines = _grid(head, rows)
+    present = [t for t in TASK_NAMES if any(t in r["tasks"] for r in results)]
+    head2 = ["task", "competency", "n", *[s for _, s in labels]]
+    rows2 = []
+    for t in present:
+        n = next(r["tasks"][t]["total"] for r in results if t in r["tasks"])
+        rows2.append([f"{t} {get_task(t).display_zh}", TASK_TO_COMPETENCY[t], str(n),
+                      *[_pct(r["tasks"][t]["accuracy"]) if t in r["tasks"] else "-" for r in results]])
+    notes = []
+    for (name, s), r in zip(labels, results):
+        if not r["complete"]:
+            notes.append(f"note: {name} {s}: not all ten tasks in full - 'Average' is not the paper's average")
+        trunc = sum(v.get("fewshot_truncated_items", 0) for v in r["tasks"].values())
+        if trunc:
+            notes.append(f"note: {name} {s}: {trunc} item(s) had few-shot exemplars dropped to fit the context")
+        long_ = sum(len(v.get("too_long_items", [])) for v in r["tasks"].values())
+        if long_:
+            notes.append(f"note: {name} {s}: {long_} item(s) longer than the context were counted wrong")
+    return "\n".join([*lines, "", *_grid(head2, rows2), *([""] + notes if notes else [])])
+
+
+def _width(s: str) -> int:
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+
+
+def _grid(head: list[str], rows: list[list[str]]) -> list[str]:
+    cols = list(zip(head, *rows))
+    widths = [max(_width(c) for c in col) for col in cols]
+
+    def fmt(cells):
+        return "  ".join(c + " " * (w - _width(c)) for c, w in zip(cells, widths)).rstrip()
+
+    return [fmt(head), "  ".join("-" * w for w in widths), *[fmt(r) for r in rows]]
+
+
+# ------------------------------------------------------------------------------------------------- run
+
+
+def _slug(info: dict, chat: bool, letter_style: str) -> str:
+    from .models import model_slug
+
+    s = model_slug(info["name_or_path"])
+    if chat:
+        s += "-chat"
+    if letter_style != "bare":
+        s += f"-{letter_style}"
+    return s
+
+
+def run_setting(
+    model,
+    tokenizer,
+    info: dict,
+    questions,
+    shots: int,
+    *,
+    output_dir: str | Path | None = None,
+    batch_size: int = 8,
+    letter_style: str = "bare",
+    chat: bool = False,
+    prefix_cache: bool | str = "auto",
+    max_length: int | None = None,
+    progress: bool = True,
+    overwrite: bool = False,
+) -> dict:
+    """Score one (model, shots) setting over a :class:`~ancientbench.dataset.QuestionSet`, resuming from disk."""
+    from tqdm.auto import tqdm
+
+    from .scoring import _resolve_prefix_cache, context_limit, score_task
+
+    letter_prefix(letter_style)  # validates the name
+    limit = context_limit(model, tokenizer, max_length)
+    fingerprint = {
+        "name_or_path": info["name_or_path"], "revision": info.get("revision"),
+        "weights_sha256": info.get("weights_sha256"), "dtype": info.get("dtype"), "shots": shots,
+        "letter_style": letter_style, "chat": chat, "template_version": TEMPLATE_VERSION,
+        "template_sha256": TEMPLATE_SHA256, "max_length": limit,
+    }
+    store = None
+    done: dict[str, dict] = {}
+    pred_file = None
+    if output_dir is not None:
+        folder = Path(output_dir) / _slug(info, chat, letter_style)
+        folder.mkdir(parents=True, exist_ok=True)
+        pred_file = folder / f"predictions_{shots}shot.jsonl"
+        store = PredictionStore(pred_file, fingerprint, questions.files_for(shots), overwrite=overwrite)
+        done = store.load()
+        store.write_meta()
+
+    wanted_ids = [it["id"] for t in questions.items for it in questions.items[t]]
+    resumed = sum(1 for i in wanted_ids if i in done)
+    todo = {t: [it for it in rows if it["id"] not in done] for t, rows in questions.items.items()}
+    n_todo = sum(len(v) for v in todo.values())
+    letter_ids = store.letter_token_ids if store else None
+    new: dict[str, dict] = {}
+    t0 = time.perf_counter()
+    label = f"{_slug(info, chat, letter_style)} {shots}-shot"
+    with tqdm(total=n_todo, desc=label, unit="q", disable=not progress or n_todo == 0, file=sys.stderr) as bar:
+        for task, rows in todo.items():
+            if not rows:
+                continue
+            bar.set_postfix_str(task)
+
+            def on_batch(recs: list[dict]) -> None:
+                for r in recs:
+                    new[r["id"]] = r
+                if store is not None:
+                    store.append(recs)
+
+            scored = score_task(
+                model, tokenizer, task, rows, questions.exemplars.get(task, []), shots=shots,
+                batch_size=batch_size, letter_style=letter_style, chat=chat, prefix_cache=prefix_cache,
+                max_length=max_length, progress=bar, on_batch=on_batch,
+            )
+            if scored.letter_token_ids:
+                if letter_ids and letter_ids != scored.letter_token_ids:
+                    raise ResumeError(f"letter token ids changed: {letter_ids} -> {scored.letter_token_ids}")
+                letter_ids = scored.letter_token_ids
+                if store is not None and store.letter_token_ids != letter_ids:
+                    store.letter_token_ids = letter_ids
+                    store.write_meta()
+    seconds = time.perf_counter() - t0
+
+    all_records = {**done, **new}
+    ordered = [all_records[i] for i in wanted_ids]
+    if store is not None:
+        wanted = set(wanted_ids)
+        store.finalize(ordered, [r for i, r in done.items() if i not in wanted])
+    setting = {
+        "shots": shots,
+        "letter_style": letter_style,
+        "letter_token_ids": letter_ids,
+        "chat": chat,
+        "batch_size": batch_size,
+        "prefix_cache": _resolve_prefix_cache(model, prefix_cache),
+        "max_length": limit,
+        "fewshot_source": "first k rows of each task's dev split" if shots else None,
+    }
+    data = {
+        "path": questions.data_path,
+        "files_sha256": questions.files_for(shots),
+        "n_items": len(ordered),
+        "limit": questions.limit,
+        "missing_tasks": questions.missing_tasks,
+    }
+    timing = {
+        "seconds": round(seconds, 3),
+        "items_scored": len(new),
+        "items_resumed": resumed,
+        "items_per_second": round(len(new) / seconds, 3) if new and seconds > 0 else None,
+    }
+    results = build_results(
+        ordered, model_info=info, setting=setting, data=data, timing=timing,
+        predictions_file=str(pred_file) if pred_file else None, n_available=questions.n_available,
+    )
+    if questions.missing_tasks:
+        results["complete"] = False
+    if store is not None:
+        _atomic_write(pred_file.with_name(f"results_{shots}shot.json"), json.dumps(results, ensure_ascii=False, indent=2))
+    else:
+        results["predictions"] = ordered
+    return results
+
+
+def evaluate_model(
+    model,
+    tokenizer=None,
+    tasks: Sequence[str] | None = None,
+    shots: Sequence[int] | int = (0, 5),
+    batch_size: int = 8,
+    device: str | None = None,
+    dtype: str | None = None,
+    limit: int | None = None,
+    data: str | Path | None = None,
+    output_dir: str | Path | None = None,
+    letter_style: str = "bare",
+    chat: bool = False,
+    *,
+    prefix_cache: bool | str = "auto",
+    revision: str | None = None,
+    trust_remote_code: bool = False,
+    device_map: str | None = None,
+    max_length: int | None = None,
+    fewshot_data: str | Path | None = None,
+    overwrite: bool = False,
+    progress: bool = True,
+) -> dict[int, dict]:
+    """Evaluate a model on AncientBench; returns ``{shots: results}`` (the dicts written as ``results_<k>shot.json``).
+
+    ``model`` is a Hub id, a local folder, ``"tiny-random"`` (the built-in chance-level smoke model), or an
+    already loaded ``AutoModelForCausalLM`` (then pass its ``tokenizer``; ``device``/``dtype`` are applied
+    only if given). ``tasks``: task or competency names (default all with data). ``data``: dataset folder or
+    JSONL question file (default: the bundled dataset). Without ``output_dir`` nothing is written and each
+    results dict carries its records under ``"predictions"``.
+    """
+    from .dataset import load_questions
+    from .models import load_model, model_info, prepare_tokenizer, select_dtype
+
+    shots_list = [shots] if isinstance(shots, int) else list(shots)
+    if not shots_list:
+        raise ValueError("shots: give at least one number of shots")
+    letter_prefix(letter_style)
+    questions = load_questions(tasks, data, shots=shots_list, fewshot_data=fewshot_data, limit=limit)
+    if isinstance(model, (str, Path)):
+        loaded = load_model(model, device=device, dtype=dtype, revision=revision,
+                            trust_remote_code=trust_remote_code, device_map=device_map)
+        model_obj, tok, info = loaded.model, loaded.tokenizer, loaded.info
+        if tokenizer is not None:
+            tok = prepare_tokenizer(tokenizer)
+    else:
+        if tokenizer is None:
+            raise ValueError("pass the tokenizer together with a loaded model")
+        model_obj, tok = model, prepare_tokenizer(tokenizer)
+        if dtype is not None:
+            model_obj = model_obj.to(select_dtype(dtype, device or "cpu"))
+        if device is not None:
+            model_obj = model_obj.to(device)
+        name = getattr(model_obj, "name_or_path", None) or getattr(model_obj.config, "_name_or_path", "") or "model"
+        info = model_info(model_obj, name, revision=revision)
+    if info.get("smoke_model") and progress:
+        print("note: tiny-random is a random-weight smoke model; its scores are chance level (~25%).", file=sys.stderr)
+    out = {}
+    for k in shots_list:
+        out[k] = run_setting(
+            model_obj, tok, info, questions, k, output_dir=output_dir, batch_size=batch_size,
+            letter_style=letter_style, chat=chat, prefix_cache=prefix_cache, max_length=max_length,
+            progress=progress, overwrite=overwrite,
+        )
+    return out
+
+
+# ------------------------------------------------------------------------------------------------- CLI
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--model", required=True, help="Hub id, local model folder, or 'tiny-random' (built-in smoke model)")
+    parser.add_argument("--tasks", nargs="+", default=None, help="task or competency names (default: all tasks with data)")
+    parser.add_argument("--shots", nargs="+", type=int, default=[0, 5], help="numbers of few-shot exemplars (default: 0 5)")
+    parser.add_argument("--batch-size", type=int, default=8, help="prompts per forward pass (default 8)")
+    parser.add_argument("--device", default="auto", help="auto (cuda > npu > mps > cpu), cpu, cuda, cuda:1, npu:0, mps")
+    parser.add_argument("--dtype", default="auto", help="auto (bf16 on cuda/npu, fp32 on cpu), float32, bfloat16, float16")
+    parser.add_argument("--limit", type=int, default=None, help="score only the first N test items of each task")
+    parser.add_argument("--data", default=None, help="dataset folder (data/<task>/{test,dev}.jsonl) or JSONL question file")
+    parser.add_argument("--fewshot-data", default=None,
+                        help="where exemplars come from (folder or JSONL of dev rows); default: --data folder, "
+                             "or the bundled dataset for a JSONL --data")
+    parser.add_argument("--output", default="results", help="results folder (default ./results)")
+    parser.add_argument("--letter-style", choices=["bare", "space"], default="bare",
+                        help="score 'A' (bare, the paper's/CMMLU's) or ' A' (space, lm-eval's)")
+    parser.add_argument("--chat", action="store_true", help="wrap each prompt as a user turn with the chat template")
+    parser.add_argument("--revision", default=None, help="Hub revision (branch, tag or commit)")
+    parser.add_argument("--trust-remote-code", action="store_true", help="allow the model's own code (e.g. GLM, Baichuan)")
+    parser.add_argument("--device-map", choices=["auto"], default=None, help="spread a large model over all devices")
+    parser.add_argument("--max-length", type=int, default=None, help="context limit in tokens (default: the model's)")
+    parser.add_argument("--no-prefix-cache", action="store_true", help="score every prompt from scratch (no KV reuse)")
+    parser.add_argument("--overwrite", action="store_true", help="discard predictions already in --output for these settings")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def run(args) -> int:
+    results = evaluate_model(
+        args.model, tasks=args.tasks, shots=args.shots, batch_size=args.batch_size, device=args.device,
+        dtype=args.dtype, limit=args.limit, data=args.data, output_dir=args.output,
+        letter_style=args.letter_style, chat=args.chat, prefix_cache=False if args.no_prefix_cache else "auto",
+        revision=args.revision, trust_remote_code=args.trust_remote_code, device_map=args.device_map,
+        max_length=args.max_length, fewshot_data=args.fewshot_data, overwrite=args.overwrite,
+        progress=not args.no_progress,
+    )
+    print(format_table(list(results.values())))
+    files = [r["predictions_file"].replace("predictions_", "results_").replace(".jsonl", ".json") for r in results.values()]
+    print("\nresults: " + ", ".join(files))
+    return 0
+

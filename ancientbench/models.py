@@ -1,0 +1,242 @@
+"""Loading the model under test: device and dtype selection, model + tokenizer loading, weights hashing.
+
+- Device (``select_device``): ``cuda`` -> ``npu`` (when ``torch_npu`` imports and sees a device) -> ``mps``
+  -> ``cpu``; any explicit choice (``cpu``, ``cuda:1``, ``npu:0``, ...) overrides.
+- Dtype (``select_dtype``): ``auto`` is bfloat16 on cuda/npu (float16 on a CUDA device without bf16),
+  float16 on mps, float32 on cpu; ``float32``/``bfloat16``/``float16`` override.
+- ``load_model(name_or_path, ...)`` loads a Hub id or a local folder (``revision``, ``trust_remote_code``,
+  ``device_map="auto"`` to spread a model larger than one device over all visible devices), or the
+  built-in ``tiny-random`` smoke model (:mod:`ancientbench.tiny`). The tokenizer is set to left padding
+  with an explicit pad token (the eos token when it has none).
+- ``model_info`` describes the model for results files: name, revision (the Hub commit when known),
+  ``weights_sha256`` (local folders; cached by file size and mtime), parameter count, dtype, device and
+  ``smoke_model`` (true only for ``tiny-random``, a chance-level model).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .tiny import TINY_RANDOM_NAME, cache_root, tiny_random_path
+
+DTYPE_NAMES = {
+    "float32": "float32", "fp32": "float32", "float": "float32",
+    "bfloat16": "bfloat16", "bf16": "bfloat16",
+    "float16": "float16", "fp16": "float16", "half": "float16",
+}
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".h5", ".msgpack")
+
+
+def npu_available() -> bool:
+    """True when the Ascend ``torch_npu`` plugin imports and sees a device."""
+    try:
+        import torch
+        import torch_npu  # noqa: F401  (registers torch.npu)
+    except Exception:  # not installed, or installed without the CANN runtime
+        return False
+    return bool(getattr(torch, "npu", None) and torch.npu.is_available())
+
+
+def select_device(device: str | None = None) -> str:
+    """``device`` if given (and not ``auto``), else the first available of cuda, npu, mps, cpu."""
+    import torch
+
+    if device and device != "auto":
+        kind = device.split(":")[0]
+        if kind == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device {device!r} requested but torch sees no CUDA device")
+        if kind == "npu" and not npu_available():
+            raise ValueError(f"device {device!r} requested but torch_npu is not installed or sees no NPU")
+        if kind == "mps" and not torch.backends.mps.is_available():
+            raise ValueError(f"device {device!r} requested but MPS is not available")
+        return device
+    if torch.cuda.is_available():
+        return "cuda"
+    if npu_available():
+        return "npu"
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def select_dtype(dtype=None, device: str = "cpu"):
+    """A ``torch.dtype`` from a name (or ``auto``/``None``) for the device."""
+    import torch
+
+    if dtype is not None and not isinstance(dtype, str):
+        return dtype
+    if dtype is None or dtype == "auto":
+        kind = device.split(":")[0]
+        if kind == "cuda":
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        if kind == "npu":
+            return torch.bfloat16
+        if kind == "mps":
+            return torch.float16
+        return torch.float32
+    try:
+        return getattr(torch, DTYPE_NAMES[dtype])
+    except KeyError:
+        raise ValueError(f"unknown dtype {dtype!r}; use auto, {', '.join(sorted(DTYPE_NAMES))}") from None
+
+
+def dtype_name(dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def load_tokenizer(name_or_path: str | Path, *, revision: str | None = None, trust_remote_code: bool = False):
+    """The tokenizer with left padding and an explicit pad token (eos when it has none)."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(
+        str(name_or_path), revision=revision, trust_remote_code=trust_remote_code, padding_side="left"
+    )
+    prepare_tokenizer(tok)
+    return tok
+
+
+def prepare_tokenizer(tokenizer):
+    """Set left padding and a pad token in place (scoring reads the last position of each row)."""
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        if tokenizer.eos_token is not None:
+            tokenizer.pad_token = tokenizer.eos_token
+        elif getattr(tokenizer, "unk_token", None) is not None:
+            tokenizer.pad_token = tokenizer.unk_token
+        else:
+            raise ValueError(f"tokenizer {getattr(tokenizer, 'name_or_path', '')!r} has no pad, eos or unk token")
+    return tokenizer
+
+
+def _hash_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def weights_sha256(folder: str | Path, *, use_cache: bool = True) -> str | None:
+    """sha256 over the weight files of a local model folder (``relpath<TAB>sha256`` lines, sorted), else None.
+
+    Per-file hashes are cached in ``<cache>/weights-sha256.json`` keyed by absolute path, size and mtime, so
+    re-evaluating a large local model does not re-read its weights.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        return None
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name.endswith(WEIGHT_SUFFIXES))
+    if not files:
+        return None
+    cache_file = cache_root() / "weights-sha256.json"
+    cache: dict = {}
+    if use_cache and cache_file.is_file():
+        try:
+            cache = json.loads(cache_file.read_text())
+        except (OSError, json.JSONDecodeError):  # a corrupt cache is only a lost speed-up
+            cache = {}
+    lines = []
+    changed = False
+    for p in files:
+        st = p.stat()
+        key = f"{p.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+        digest = cache.get(key)
+        if digest is None:
+            digest = _hash_file(p)
+            cache[key] = digest
+            changed = True
+        lines.append(f"{p.relative_to(folder).as_posix()}\t{digest}\n")
+    if use_cache and changed:
+        try:
+            cache_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(cache, indent=0))
+            tmp.replace(cache_file)
+        except OSError:  # read-only home: hashing still worked, only the cache is not kept
+            pass
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+def model_slug(name_or_path: str) -> str:
+    """A folder name for a model's results: Hub ``org/name`` -> ``org__name``, a local path -> its last part."""
+    s = str(name_or_path).rstrip("/\\")
+    if os.path.isdir(s) or s.startswith((".", "/", "~")):
+        s = Path(s).name or "model"
+    else:
+        s = s.replace("/", "__")
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", s) or "model"
+
+
+@dataclass
+class LoadedModel:
+    model: object
+    tokenizer: object
+    info: dict
+
+
+def model_info(model, name_or_path: str, *, revision: str | None = None, device: str | None = None,
+               local_path: str | Path | None = None, smoke_model: bool = False) -> dict:
+    """The ``model`` block of a results file."""
+    config = getattr(model, "config", None)
+    commit = getattr(config, "_commit_hash", None)
+    dev = device
+    if getattr(model, "hf_device_map", None):
+        devices = sorted({str(v) for v in model.hf_device_map.values()})
+        dev = "device_map=auto: " + ",".join(devices)
+    elif dev is None:
+        dev = str(next(model.parameters()).device)
+    path = Path(local_path) if local_path is not None else Path(str(name_or_path))
+    return {
+        "name_or_path": str(name_or_path),
+        "revision": revision or commit,
+        "weights_sha256": weights_sha256(path) if path.is_dir() else None,
+        "num_parameters": int(sum(p.numel() for p in model.parameters())),
+        "dtype": dtype_name(next(model.parameters()).dtype),
+        "device": dev,
+        "smoke_model": bool(smoke_model),
+        "architecture": type(model).__name__,
+    }
+
+
+def load_model(
+    name_or_path: str | Path,
+    *,
+    device: str | None = None,
+    dtype=None,
+    revision: str | None = None,
+    trust_remote_code: bool = False,
+    device_map: str | None = None,
+    cache_dir: str | Path | None = None,
+) -> LoadedModel:
+    """Load a causal LM and its tokenizer (Hub id, local folder, or ``tiny-random``), in eval mode."""
+    from transformers import AutoModelForCausalLM
+
+    name = str(name_or_path)
+    smoke = name == TINY_RANDOM_NAME
+    path = str(tiny_random_path(cache_dir)) if smoke else name
+    if device_map not in (None, "auto"):
+        raise ValueError(f"device_map must be 'auto' or None, got {device_map!r}")
+    dev = select_device(device if device_map is None else (device or "auto"))
+    torch_dtype = select_dtype(dtype, dev)
+    tokenizer = load_tokenizer(path, revision=revision, trust_remote_code=trust_remote_code)
+    kwargs = {"revision": revision, "trust_remote_code": trust_remote_code, "dtype": torch_dtype}
+    if device_map == "auto":
+        kwargs["device_map"] = "auto"
+    try:
+        model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    except TypeError as err:  # transformers < 4.56 calls it torch_dtype
+        if "dtype" not in str(err):
+            raise
+        kwargs["torch_dtype"] = kwargs.pop("dtype")
+        model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    if device_map is None:
+        model = model.to(dev)
+    model.eval()
+    info = model_info(model, name, revision=revision, device=None if device_map else dev,
+                      local_path=path, smoke_model=smoke)
+    return LoadedModel(model, tokenizer, info)

@@ -1,0 +1,66 @@
+"""`ancientbench eval` end to end on tiny models over the fixture dataset, zero-shot and 5-shot."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ancientbench.cli import main
+
+from conftest import FIXTURE_TASKS, N_TEST, read_jsonl
+
+
+def test_eval_cli_zero_and_five_shot(tiny_qwen2, fixture_data, tmp_path, capsys):
+    model_dir = tiny_qwen2.info["name_or_path"]
+    argv = ["eval", "--model", model_dir, "--data", str(fixture_data), "--tasks", *FIXTURE_TASKS,
+            "--shots", "0", "5", "--batch-size", "4", "--output", str(tmp_path), "--no-progress"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].split() == ["model", "setting", "Glyph", "Pronunciation", "Meaning", "Context", "Average"]
+    folder = tmp_path / Path(model_dir).name
+    for k in (0, 5):
+        res = json.loads((folder / f"results_{k}shot.json").read_text(encoding="utf-8"))
+        assert res["setting"]["shots"] == k and res["data"]["n_items"] == N_TEST * len(FIXTURE_TASKS)
+        assert res["model"]["name_or_path"] == model_dir and res["model"]["device"] == "cpu"
+        preds = read_jsonl(folder / f"predictions_{k}shot.jsonl")
+        assert len(preds) == res["data"]["n_items"] and all(p["shots_used"] == k for p in preds)
+        row = next(line for line in lines if f"{k}-shot" in line and line.startswith(model_dir))
+        assert row.split()[-1] == f"{100 * res['average']:.2f}"
+        assert str(folder / f"results_{k}shot.json") in out
+
+    # a second run resumes: nothing is rescored and the numbers are the same
+    assert main(argv) == 0
+    again = json.loads((folder / "results_5shot.json").read_text(encoding="utf-8"))
+    assert again["timing"]["items_scored"] == 0 and again["timing"]["items_resumed"] == N_TEST * len(FIXTURE_TASKS)
+
+
+def test_eval_cli_chat_and_space_letters(tiny_qwen2, fixture_data, tmp_path):
+    model_dir = tiny_qwen2.info["name_or_path"]
+    argv = ["eval", "--model", model_dir, "--data", str(fixture_data), "--tasks", "cloze", "--shots", "5",
+            "--chat", "--letter-style", "space", "--output", str(tmp_path), "--no-progress", "--no-prefix-cache"]
+    assert main(argv) == 0
+    res = json.loads((tmp_path / f"{Path(model_dir).name}-chat-space" / "results_5shot.json").read_text())
+    assert res["setting"]["chat"] is True and res["setting"]["letter_style"] == "space"
+    assert res["setting"]["prefix_cache"] is False
+    tok = tiny_qwen2.tokenizer
+    assert res["setting"]["letter_token_ids"] == {x: tok.convert_tokens_to_ids("Ġ" + x) for x in "ABCD"}
+
+
+def test_eval_cli_tiny_random_smoke_model(fixture_data, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ANCIENTBENCH_CACHE", str(tmp_path / "cache"))
+    argv = ["eval", "--model", "tiny-random", "--data", str(fixture_data), "--tasks", "radical", "cloze",
+            "--shots", "0", "5", "--limit", "3", "--output", str(tmp_path / "out"), "--no-progress"]
+    assert main(argv) == 0
+    res = json.loads((tmp_path / "out" / "tiny-random" / "results_5shot.json").read_text())
+    assert res["model"]["smoke_model"] is True and res["model"]["name_or_path"] == "tiny-random"
+    assert res["model"]["weights_sha256"] and res["model"]["num_parameters"] > 0
+    assert res["data"]["limit"] == 3 and res["complete"] is False
+    assert "smoke model" in capsys.readouterr().out
+    assert (tmp_path / "cache" / "tiny-random-v1" / "config.json").is_file()
+
+
+def test_eval_cli_rejects_bad_arguments(capsys):
+    with pytest.raises(SystemExit):
+        main(["eval", "--model", "x", "--letter-style", "lower"])
+    assert "invalid choice" in capsys.readouterr().err

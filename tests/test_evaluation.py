@@ -1,0 +1,183 @@
+"""evaluate_model: results files, the paper's arithmetic, resume after interruption, data selection."""
+
+import json
+
+import pytest
+
+from ancientbench import scoring
+from ancientbench.dataset import load_questions
+from ancientbench.evaluation import ResumeError, build_results, evaluate_model, format_table
+from ancientbench.prompts import TEMPLATE_SHA256, TEMPLATE_VERSION
+from ancientbench.schema import DataError, write_jsonl
+from ancientbench.tasks import LETTERS
+
+from conftest import FIXTURE_TASKS, N_TEST, read_jsonl
+
+TASKS = list(FIXTURE_TASKS)
+
+
+def run(lm, data, out=None, **kw):
+    kw.setdefault("tasks", TASKS)
+    kw.setdefault("shots", (0, 5))
+    return evaluate_model(lm.model, lm.tokenizer, data=data, output_dir=out, batch_size=kw.pop("batch_size", 4),
+                          progress=False, **kw)
+
+
+def test_results_files_have_the_documented_layout(tiny_qwen2, fixture_data, tmp_path):
+    res = run(tiny_qwen2, fixture_data, tmp_path)
+    assert set(res) == {0, 5}
+    folder = tmp_path / tiny_qwen2.model.name_or_path.rstrip("/").split("/")[-1]
+    for k in (0, 5):
+        on_disk = json.loads((folder / f"results_{k}shot.json").read_text(encoding="utf-8"))
+        assert on_disk == json.loads(json.dumps(res[k]))
+        assert set(on_disk) >= {
+            "ancientbench_version", "created", "model", "setting", "prompt", "data", "tasks", "competencies",
+            "average", "micro_accuracy", "complete", "packages", "timing", "predictions_file",
+        }
+        assert set(on_disk["model"]) >= {"name_or_path", "revision", "weights_sha256", "num_parameters", "dtype",
+                                          "device", "smoke_model"}
+        assert on_disk["model"]["dtype"] == "float32" and on_disk["model"]["smoke_model"] is False
+        assert len(on_disk["model"]["weights_sha256"]) == 64
+        s = on_disk["setting"]
+        assert (s["shots"], s["letter_style"], s["chat"], s["batch_size"]) == (k, "bare", False, 4)
+        assert s["letter_token_ids"] == {x: tiny_qwen2.tokenizer.convert_tokens_to_ids(x) for x in LETTERS}
+        assert isinstance(s["prefix_cache"], bool)
+        assert on_disk["prompt"] == {"template_version": TEMPLATE_VERSION, "template_sha256": TEMPLATE_SHA256}
+        d = on_disk["data"]
+        assert d["n_items"] == N_TEST * len(TASKS)
+        assert f"data/cloze/test.jsonl" in d["files_sha256"] and (f"data/cloze/dev.jsonl" in d["files_sha256"]) == (k > 0)
+        assert set(on_disk["tasks"]) == set(TASKS)
+        for t, row in on_disk["tasks"].items():
+            assert set(row) >= {"accuracy", "correct", "total", "competency", "fewshot_truncated_items"}
+            assert row["total"] == N_TEST and row["accuracy"] == row["correct"] / N_TEST
+        assert set(on_disk["competencies"]) == {"glyph", "pronunciation", "meaning", "context"}
+        assert on_disk["complete"] is False  # five of ten tasks
+        assert on_disk["packages"]["torch"] and on_disk["packages"]["transformers"]
+        assert on_disk["timing"]["seconds"] > 0 and on_disk["timing"]["items_scored"] == d["n_items"]
+
+        preds = read_jsonl(on_disk["predictions_file"])
+        assert [p["id"] for p in preds] == [f"{t}-t{i}" for t in TASKS for i in range(N_TEST)]  # dataset order
+        for p in preds:
+            assert set(p) == {"id", "task", "gold", "pred", "logprobs", "shots_used"}
+            assert p["pred"] == LETTERS[max(range(4), key=lambda j: p["logprobs"][j])] and p["shots_used"] == k
+        correct = sum(p["pred"] == p["gold"] for p in preds if p["task"] == "cloze")
+        assert on_disk["tasks"]["cloze"]["correct"] == correct
+
+
+def test_competency_and_average_arithmetic_by_hand():
+    def recs(task, right, wrong):
+        return [{"id": f"{task}{i}", "task": task, "gold": "A", "pred": "A" if i < right else "B", "shots_used": 0}
+                for i in range(right + wrong)]
+
+    records = recs("radical", 3, 1) + recs("radical_meaning", 1, 1) + recs("homophone", 1, 3) \
+        + recs("excdoc_word", 2, 0) + recs("cloze", 0, 2)
+    r = build_results(records, model_info={}, setting={"shots": 0}, data={}, timing={}, predictions_file=None)
+    assert r["tasks"]["radical"]["accuracy"] == 0.75 and r["tasks"]["radical_meaning"]["accuracy"] == 0.5
+    # glyph = mean(0.75, 0.5); pronunciation = 1/4; meaning = 2/2; context = 0/2
+    assert r["competencies"] == {"glyph": 0.625, "pronunciation": 0.25, "meaning": 1.0, "context": 0.0}
+    assert r["average"] == (0.625 + 0.25 + 1.0 + 0.0) / 4 == 0.46875  # mean of competencies, not of tasks
+    assert r["micro_accuracy"] == 7 / 14
+    assert r["complete"] is False
+
+
+def test_item_errors_count_as_wrong():
+    records = [{"id": "a", "task": "cloze", "gold": "A", "pred": None, "logprobs": None, "shots_used": 0,
+                "error": "question alone is 90 tokens"},
+               {"id": "b", "task": "cloze", "gold": "B", "pred": "B", "logprobs": [0, 0, 0, 0], "shots_used": 0}]
+    r = build_results(records, model_info={}, setting={"shots": 0}, data={}, timing={}, predictions_file=None)
+    assert r["tasks"]["cloze"]["accuracy"] == 0.5 and r["tasks"]["cloze"]["too_long_items"] == ["a"]
+
+
+def test_resume_after_interruption_equals_an_uninterrupted_run(tiny_llama, fixture_data, tmp_path, monkeypatch):
+    straight = run(tiny_llama, fixture_data, tmp_path / "a")
+
+    calls = {"n": 0}
+    real_full, real_suffixes = scoring._Runner.full, scoring._Runner.suffixes
+
+    def interrupt_after_three(fn):
+        def wrapped(*args, **kwargs):
+            calls["n"] += 1
+            if calls["n"] > 3:
+                raise KeyboardInterrupt
+            return fn(*args, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(scoring._Runner, "full", interrupt_after_three(real_full))
+    monkeypatch.setattr(scoring._Runner, "suffixes", interrupt_after_three(real_suffixes))
+    with pytest.raises(KeyboardInterrupt):
+        run(tiny_llama, fixture_data, tmp_path / "b", shots=(5,))
+    monkeypatch.undo()
+    pred_file = next((tmp_path / "b").glob("*/predictions_5shot.jsonl"))
+    partial = read_jsonl(pred_file)
+    assert 0 < len(partial) < N_TEST * len(TASKS)
+    with pred_file.open("a", encoding="utf-8") as fh:  # a write torn by the kill
+        fh.write('{"id": "cloze-t3", "task": "clo')
+
+    resumed = run(tiny_llama, fixture_data, tmp_path / "b")
+    for k in (0, 5):
+        a, b = straight[k], resumed[k]
+        for key in ("tasks", "competencies", "average", "micro_accuracy", "complete", "setting", "data", "prompt"):
+            assert a[key] == b[key], key
+        pa, pb = read_jsonl(a["predictions_file"]), read_jsonl(b["predictions_file"])
+        assert [(p["id"], p["pred"], p["shots_used"]) for p in pa] == [(p["id"], p["pred"], p["shots_used"]) for p in pb]
+        assert all(abs(x - y) < 1e-5 for p, q in zip(pa, pb) for x, y in zip(p["logprobs"], q["logprobs"]))
+    assert resumed[5]["timing"]["items_resumed"] == len(partial)
+    assert resumed[5]["timing"]["items_scored"] == N_TEST * len(TASKS) - len(partial)
+
+    again = run(tiny_llama, fixture_data, tmp_path / "b")  # nothing left to do
+    assert again[5]["timing"]["items_scored"] == 0 and again[5]["tasks"] == straight[5]["tasks"]
+
+
+def test_resume_refuses_another_setting_or_changed_data(tiny_qwen2, fixture_data, tmp_path):
+    run(tiny_qwen2, fixture_data, tmp_path, shots=(0,), tasks=["cloze"])
+    with pytest.raises(ResumeError, match="max_length"):
+        run(tiny_qwen2, fixture_data, tmp_path, shots=(0,), tasks=["cloze"], max_length=100)
+    ok = run(tiny_qwen2, fixture_data, tmp_path, shots=(0,), tasks=["cloze"], max_length=100, overwrite=True)
+    assert ok[0]["setting"]["max_length"] == 100 and ok[0]["timing"]["items_resumed"] == 0
+
+    changed = tmp_path / "changed"
+    for t in ("cloze",):
+        rows = json.loads(json.dumps(load_questions([t], fixture_data, shots=(0,)).items[t]))
+        rows[0]["question"] += "改"
+        write_jsonl(changed / "data" / t / "test.jsonl", rows)
+    with pytest.raises(ResumeError, match="data file"):
+        run(tiny_qwen2, changed, tmp_path, shots=(0,), tasks=["cloze"], max_length=100)
+
+
+def test_jsonl_question_set_with_fewshot_folder(tiny_qwen2, fixture_data, fixture_items, tmp_path):
+    rows = fixture_items["homophone"][0][:3] + fixture_items["cloze"][0][:2]
+    write_jsonl(tmp_path / "q.jsonl", rows)
+    res = evaluate_model(tiny_qwen2.model, tiny_qwen2.tokenizer, data=tmp_path / "q.jsonl", shots=(5,),
+                         fewshot_data=fixture_data, progress=False)
+    r = res[5]
+    assert {t: v["total"] for t, v in r["tasks"].items()} == {"homophone": 3, "cloze": 2}
+    assert "q.jsonl" in r["data"]["files_sha256"] and any(f.endswith("cloze/dev.jsonl") for f in r["data"]["files_sha256"])
+    assert r["predictions_file"] is None and [p["id"] for p in r["predictions"]] == [x["id"] for x in rows]
+    # same predictions as scoring the folder itself
+    folder = evaluate_model(tiny_qwen2.model, tiny_qwen2.tokenizer, data=fixture_data, tasks=["homophone", "cloze"],
+                            shots=(5,), limit=3, progress=False)[5]
+    by_id = {p["id"]: p for p in folder["predictions"]}
+    assert all(p["pred"] == by_id[p["id"]]["pred"] for p in r["predictions"])
+
+
+def test_task_selection_and_missing_data(tiny_qwen2, fixture_data):
+    with pytest.warns(UserWarning, match="no test data for task"):
+        res = evaluate_model(tiny_qwen2.model, tiny_qwen2.tokenizer, data=fixture_data, shots=0, limit=2, progress=False)
+    r = res[0]
+    assert set(r["tasks"]) == set(TASKS) and "translation" in r["data"]["missing_tasks"] and r["complete"] is False
+    assert r["data"]["limit"] == 2 and all(v["total"] == 2 for v in r["tasks"].values())
+    with pytest.raises(DataError, match="no test split for task 'phonetic_loan'"):
+        evaluate_model(tiny_qwen2.model, tiny_qwen2.tokenizer, data=fixture_data, tasks=["context"], shots=0, progress=False)
+    only_glyph = evaluate_model(tiny_qwen2.model, tiny_qwen2.tokenizer, data=fixture_data, tasks=["glyph"], shots=0,
+                                progress=False)[0]
+    assert set(only_glyph["tasks"]) == {"radical", "radical_meaning"} and set(only_glyph["competencies"]) == {"glyph"}
+
+
+def test_table_has_the_papers_shape(tiny_qwen2, fixture_data):
+    res = run(tiny_qwen2, fixture_data, limit=2)
+    table = format_table(list(res.values()))
+    lines = table.splitlines()
+    assert lines[0].split() == ["model", "setting", "Glyph", "Pronunciation", "Meaning", "Context", "Average"]
+    assert "0-shot" in lines[2] and "5-shot" in lines[3]
+    assert f"{100 * res[5]['average']:.2f}" in lines[3]
+    assert any(line.startswith("cloze 完形填空") for line in lines)
