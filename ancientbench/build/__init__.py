@@ -75,7 +75,17 @@ def run(args: argparse.Namespace) -> int:
             name = result.config or result.task
             report[name] = {"test": len(result.test), "dev": len(result.dev), "dropped": dict(result.dropped)}
             print(f"{name}: test {len(result.test)}, dev {len(result.dev)}")
-    (out / "build_report.json").write_text(json.dumps(report, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    # Merge into an existing report, so building some tasks keeps the figures of the others.
+    report_path = out / "build_report.json"
+    merged = {}
+    if report_path.is_file():
+        try:
+            previous = json.loads(report_path.read_text(encoding="utf-8"))
+            merged = previous if isinstance(previous, dict) else {}
+        except json.JSONDecodeError:
+            merged = {}  # an unreadable old report is replaced
+    merged.update(report)
+    report_path.write_text(json.dumps(merged, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return 0
 
 
