@@ -13,7 +13,7 @@ letters' probabilities renormalised), and
 
 Figures are given per task, per competency and overall; a competency's (and the overall) figure pools
 the items of its tasks (calibration is not an average of averages). Predictions without log-probs
-(e.g. the human baseline) have no calibration.
+(the human baseline; items too long for the model, whose ``pred`` is null) are left out.
 """
 
 from __future__ import annotations
@@ -87,6 +87,12 @@ def brier_score(probs, gold_index) -> float:
     return float(((p - onehot) ** 2).sum(axis=1).mean())
 
 
+def scorable(predictions: list[dict]) -> list[dict]:
+    """The predictions that carry log-probs and a predicted letter (others, e.g. human answers or items
+    too long for the model, have nothing to calibrate)."""
+    return [p for p in predictions if p.get("logprobs") is not None and p.get("pred") in LETTERS]
+
+
 def _arrays(predictions: list[dict]):
     import numpy as np
 
@@ -109,16 +115,18 @@ def _figures(probs, conf, correct, gold, bins: int) -> dict:
 
 def calibration(predictions: list[dict], bins: int = DEFAULT_BINS) -> dict | None:
     """ECE, Brier score, accuracy and mean confidence per task, competency and overall, plus the overall
-    reliability bins. None when any prediction lacks log-probs (nothing to calibrate)."""
+    reliability bins, over the items with log-probs (``excluded_items`` counts the others); None when no
+    item has them (nothing to calibrate)."""
     import numpy as np
 
     if bins < 1:
         raise ValueError(f"bins must be at least 1, got {bins}")
-    if not predictions or any(p.get("logprobs") is None for p in predictions):
+    usable = scorable(predictions)
+    if not usable:
         return None
-    probs, conf, correct, gold = _arrays(predictions)
-    tasks = np.array([p["task"] for p in predictions])
-    out: dict = {"bins": bins, "binning": "equal-width, (lo, hi]", "tasks": {}, "competencies": {}}
+    probs, conf, correct, gold = _arrays(usable)
+    tasks = np.array([p["task"] for p in usable])
+    out: dict = {"bins": bins, "binning": "equal-width, (lo, hi]", "excluded_items": len(predictions) - len(usable), "tasks": {}, "competencies": {}}
     for t in TASK_NAMES:
         m = tasks == t
         if m.any():
@@ -170,7 +178,7 @@ def reliability_plot(entries: list[tuple[str, list[dict]]], path: str | Path, *,
     for k, (label, preds) in enumerate(entries):
         r, c = divmod(k, ncols)
         ax, hx = axes[2 * r][c], axes[2 * r + 1][c]
-        probs, conf, correct, gold = _arrays(preds)
+        probs, conf, correct, gold = _arrays(scorable(preds))
         rel = reliability(conf, correct, bins)
         centers = np.array([(b["lo"] + b["hi"]) / 2 for b in rel])
         acc = np.array([b["accuracy"] if b["n"] else 0.0 for b in rel])

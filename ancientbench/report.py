@@ -57,7 +57,7 @@ class Result:
     def model_key(self) -> tuple:
         """What identifies 'the same model and scoring convention' across shot settings."""
         m, s = self.data["model"], self.data["setting"]
-        return (m.get("name_or_path"), m.get("revision"), m.get("weights_sha256"), s.get("letter_style"), s.get("chat"))
+        return (m.get("name_or_path"), m.get("revision"), m.get("weights_sha256"), s.get("letter_style"), s.get("chat"), bool(s.get("circular")))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -88,16 +88,19 @@ def collect_result_files(paths: list[str | Path]) -> list[Path]:
 
 
 def _predictions_path(results_path: Path, data: dict) -> Path:
+    """Where a results file's predictions are: as recorded (absolute, or relative to the results file's
+    folder or the current folder), else ``predictions_<k>shot.jsonl`` beside it."""
+    shots = data.get("setting", {}).get("shots")
     name = data.get("predictions_file")
+    candidates = []
     if name:
         p = Path(name)
-        if not p.is_absolute():
-            # written relative to the results file's folder; an older writer may have used the cwd
-            beside = results_path.parent / p.name if p.parent == Path(".") else results_path.parent / p
-            p = beside if beside.is_file() or not p.is_file() else p
-        return p
-    shots = data.get("setting", {}).get("shots")
-    return results_path.parent / f"predictions_{shots}shot.jsonl"
+        candidates += [p] if p.is_absolute() else [results_path.parent / p.name, results_path.parent / p, p]
+    candidates.append(results_path.parent / f"predictions_{shots}shot.jsonl")
+    for c in candidates:
+        if c.is_file():
+            return c
+    return candidates[0]
 
 
 def read_predictions(path: Path) -> list[dict]:
@@ -123,8 +126,8 @@ def read_predictions(path: Path) -> list[dict]:
                 raise ReportError(f"{path}, line {line_no}, field 'task': unknown task {row['task']!r}")
             if row["gold"] not in LETTERS:
                 raise ReportError(f"{path}, line {line_no}, field 'gold': {row['gold']!r} is not one of A-D")
-            if row["pred"] not in LETTERS:
-                raise ReportError(f"{path}, line {line_no}, field 'pred': {row['pred']!r} is not one of A-D")
+            if row["pred"] is not None and row["pred"] not in LETTERS:  # null: no answer (e.g. too long), counted wrong
+                raise ReportError(f"{path}, line {line_no}, field 'pred': {row['pred']!r} is not one of A-D or null")
             lp = row.get("logprobs")
             if lp is not None and not (
                 isinstance(lp, list) and len(lp) == 4 and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in lp)
@@ -137,6 +140,25 @@ def read_predictions(path: Path) -> list[dict]:
     if not rows:
         raise ReportError(f"{path}: predictions file is empty")
     return rows
+
+
+def _run_items(predictions: list[dict], tasks: dict) -> list[dict]:
+    """The predictions that belong to the results file's run.
+
+    ``ancientbench eval`` writes a setting's predictions file in dataset order and keeps records of items
+    outside the latest run (e.g. from an earlier run without ``--limit``) after them, so each task's run
+    items are its first ``total`` records in the file; tasks the results file does not list are dropped.
+    """
+    taken: dict[str, int] = {}
+    out = []
+    for p in predictions:
+        row = tasks.get(p["task"])
+        if not isinstance(row, dict) or not isinstance(row.get("total"), int):
+            continue
+        if taken.get(p["task"], 0) < row["total"]:
+            taken[p["task"]] = taken.get(p["task"], 0) + 1
+            out.append(p)
+    return out
 
 
 def load_result(path: str | Path) -> Result:
@@ -157,7 +179,7 @@ def load_result(path: str | Path) -> Result:
         raise ReportError(f"{path}, field 'model.name_or_path': missing")
     if not isinstance(data["setting"].get("shots"), int):
         raise ReportError(f"{path}, field 'setting.shots': missing or not an integer")
-    predictions = read_predictions(_predictions_path(path, data))
+    predictions = _run_items(read_predictions(_predictions_path(path, data)), data["tasks"])
     figures = aggregate([p["pred"] == p["gold"] for p in predictions], [p["task"] for p in predictions])
     for task, row in data["tasks"].items():
         got = figures["tasks"].get(task)
@@ -167,9 +189,8 @@ def load_result(path: str | Path) -> Result:
                 f"{path}, field 'tasks.{task}': results say {row.get('correct')}/{row.get('total')} correct but the "
                 f"predictions file has {have}; the two files do not belong together"
             )
-    extra = set(figures["tasks"]) - set(data["tasks"])
-    if extra:
-        raise ReportError(f"{path}: predictions hold tasks the results file lacks: {', '.join(sorted(extra))}")
+    if not predictions:
+        raise ReportError(f"{path}: the predictions file holds none of the results' items")
     return Result(path=path, data=data, predictions=predictions, figures=figures)
 
 
@@ -184,7 +205,7 @@ def display_name(data: dict) -> str:
 def label_results(results: list[Result]) -> None:
     """Give each result a row label, unique within its shot setting (adding what tells them apart)."""
     for r in results:
-        r.label = display_name(r.data)
+        r.label = display_name(r.data) + (" (circular, all rotations)" if r.data.get("circular") else "")
     by_setting: dict[tuple[int, str], list[Result]] = {}
     for r in results:
         by_setting.setdefault((r.shots, r.label), []).append(r)
@@ -388,6 +409,20 @@ def latex_table(rows: list[Result], kind: str, caption: str, tag: str) -> str:
             cells.append(v)
         lines.append(latex_escape(row["label"]) + " & " + " & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption}}}", rf"\label{{tab:{tag}}}", r"\end{table}"]
+    return "\n".join(lines)
+
+
+def circular_markdown(rows: list[Result]) -> str:
+    """Plain (original option order) and circular (all four rotations right) accuracy per competency."""
+    cols = _columns("competency")
+    lines = ["| Model | Shots | " + " | ".join(f"{zh} {en} plain / circular" for _, zh, en in cols) + " |", "|---|---|" + "---|" * len(cols)]
+    for r in rows:
+        fig = r.data["circular"]
+        cells = []
+        for key, _, _ in cols:
+            v = fig["average"] if key == "average" else fig["competencies"].get(key)
+            cells.append("–" if not v else f"{pct(v['plain_accuracy'])} / {pct(v['circular_accuracy'])}")
+        lines.append(f"| {display_name(r.data)} | {r.shots} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -637,6 +672,19 @@ def build_report(results: list[Result], out: Path, *, n_resamples: int, seed: in
                 md += [f"![reliability, {title}]({rel.name})", ""]
                 summary["files"].append(rel.name)
         summary["settings"][str(k)] = setting_summary
+    circ = [r for r in results if isinstance(r.data.get("circular"), dict)]
+    if circ:
+        md += [
+            "## Option-order robustness (CircularEval)",
+            "",
+            "Runs made with `ancientbench eval --circular`: plain = accuracy on the original option order; circular = an item "
+            "counts only if all four cyclic rotations of its options are answered correctly. (Their rows above are over all "
+            "rotated items, whose bootstrap intervals treat rotations as independent items, so they are too narrow.)",
+            "",
+            circular_markdown(sorted(circ, key=lambda r: (r.shots, r.label))),
+            "",
+        ]
+        summary["circular"] = [{"label": r.label, "shots": r.shots, **r.data["circular"]} for r in circ]
     deltas = shot_deltas(results, n_resamples, seed)
     if deltas:
         md += ["## Change from zero-shot to few-shot", "", "Points, k-shot minus 0-shot, with a paired 95% bootstrap interval (same items in both settings).", "", delta_markdown(deltas), ""]

@@ -67,10 +67,15 @@ def test_edge_bins_and_single_bin():
     assert calibration.calibration(predictions(), bins=1)["overall"]["ece"] == pytest.approx(0.08)
 
 
-def test_no_logprobs_means_no_calibration():
+def test_items_without_logprobs_are_left_out():
     preds = predictions()
-    preds[2]["logprobs"] = None
-    assert calibration.calibration(preds) is None
+    preds[2]["logprobs"] = None  # the .92 item: left are (.72 x2: acc .5), (.42 x2: acc .5), (.28: acc 0)
+    cal = calibration.calibration(preds)
+    assert cal["excluded_items"] == 1 and cal["overall"]["n"] == 5
+    assert cal["overall"]["ece"] == pytest.approx((2 * 0.22 + 2 * 0.08 + 0.28) / 5)
+    preds[0]["pred"] = None  # no answer (too long for the context): nothing to calibrate either
+    assert calibration.calibration(preds)["excluded_items"] == 2
+    assert calibration.calibration([{**p, "logprobs": None} for p in predictions()]) is None
     with pytest.raises(ValueError, match="bins must be at least 1"):
         calibration.calibration(predictions(), bins=0)
     with pytest.raises(ValueError, match="N x 4"):

@@ -159,3 +159,44 @@ def test_duplicate_labels_are_told_apart(tmp_path):
     results = [report.load_result(f) for f in report.collect_result_files([res])]
     report.label_results(results)
     assert sorted(r.label for r in results) == ["m", "m (chat)"]
+
+
+def test_run_items_null_answers_and_relative_predictions_path(tmp_path, monkeypatch):
+    # eval keeps records of items outside the latest run after the run's own, in the same file; a null
+    # pred (question too long for the model) counts as wrong; predictions_file may be a cwd-relative path
+    rows = task_rows("cloze", 3, 2)
+    rows[2]["pred"] = None
+    path = write_run(tmp_path / "out", "m", 0, rows)
+    pred = path.parent / "predictions_0shot.jsonl"
+    with pred.open("a", encoding="utf-8") as fh:
+        for r in task_rows("cloze", 5, 5, prefix="old-") + task_rows("radical", 2, 2):
+            fh.write(json.dumps(r) + "\n")
+    data = json.loads(path.read_text())
+    assert data["tasks"]["cloze"] == {"correct": 2, "total": 3, "accuracy": 2 / 3, "fewshot_truncated_items": 0}
+    data["predictions_file"] = "out/m/predictions_0shot.jsonl"  # as written by a run started in tmp_path
+    path.write_text(json.dumps(data))
+    monkeypatch.chdir(tmp_path.parent)  # elsewhere: the file is found beside the results file
+    r = report.load_result(path)
+    assert [p["id"] for p in r.predictions] == ["cloze-0", "cloze-1", "cloze-2"]
+    assert r.figures["tasks"]["cloze"]["correct"] == 2 and set(r.figures["tasks"]) == {"cloze"}
+    assert run_report([str(path), "--out", str(tmp_path / "rep"), "--no-plots", "--resamples", "50"]) == 0
+
+
+def test_circular_runs_get_their_own_section(tmp_path):
+    rows = [dict(r, id=f"{r['id']}#rot{k}") for r in task_rows("cloze", 2, 2) for k in range(4)]
+    rows[5]["pred"] = "D" if rows[5]["gold"] != "D" else "A"  # item cloze-1 fails one rotation
+    path = write_run(tmp_path / "out", "m", 0, rows)
+    data = json.loads(path.read_text())
+    data["setting"]["circular"] = True
+    data["circular"] = {  # by hand: plain 2/2, circular 1/2
+        "competencies": {"context": {"plain_accuracy": 1.0, "circular_accuracy": 0.5, "rotation_accuracy": 7 / 8}},
+        "average": {"plain_accuracy": 1.0, "circular_accuracy": 0.5, "rotation_accuracy": 7 / 8},
+    }
+    path.write_text(json.dumps(data))
+    out = tmp_path / "rep"
+    assert run_report([str(path), "--out", str(out), "--no-plots", "--resamples", "50"]) == 0
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "| m (circular, all rotations) * | " in md  # "*": not all ten tasks
+    section = md.split("## Option-order robustness (CircularEval)", 1)[1]
+    assert "| m | 0 | – | – | – | 100.0 / 50.0 | 100.0 / 50.0 |" in section
+    assert json.loads((out / "summary.json").read_text())["circular"][0]["average"]["circular_accuracy"] == 0.5
