@@ -668,7 +668,7 @@ def build_report(results: list[Result], out: Path, *, n_resamples: int, seed: in
             summary["files"] += [radar.name, bars.name]
             if calib_rows:
                 rel = out / f"reliability_{k}shot.png"
-                calibration.reliability_plot([(r.label, r.predictions) for r, _ in calib_rows], rel, bins=bins, title=f"Reliability, {title}")
+                calibration.reliability_plot([(r.label, r.predictions) for r, _ in calib_rows], rel, bins=bins, title=f"Reliability, {'zero-shot' if k == 0 else f'{k}-shot'}")
                 md += [f"![reliability, {title}]({rel.name})", ""]
                 summary["files"].append(rel.name)
         summary["settings"][str(k)] = setting_summary

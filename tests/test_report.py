@@ -200,3 +200,29 @@ def test_circular_runs_get_their_own_section(tmp_path):
     section = md.split("## Option-order robustness (CircularEval)", 1)[1]
     assert "| m | 0 | – | – | – | 100.0 / 50.0 | 100.0 / 50.0 |" in section
     assert json.loads((out / "summary.json").read_text())["circular"][0]["average"]["circular_accuracy"] == 0.5
+
+
+def test_plots_without_a_cjk_font_use_english_labels(runs, tmp_path, monkeypatch):
+    from PIL import Image
+
+    monkeypatch.setattr(report, "plot_labels_cjk", lambda: None)
+    assert report._label("字形", "Glyph", None) == "Glyph" and report._label("字形", "Glyph", "X") == "字形\nGlyph"
+    results = [report.load_result(p) for p in report.collect_result_files([runs])]
+    report.label_results(results)
+    for r in results:
+        r.ci = {}
+    rows = report.sort_rows([r for r in results if r.shots == 0])
+    report.radar_plot(rows, tmp_path / "r.png", "t")
+    report.task_bar_plot(rows, tmp_path / "b.png", "t")
+    for name in ("r.png", "b.png"):
+        with Image.open(tmp_path / name) as im:
+            assert im.format == "PNG"
+
+
+def test_a_cjk_font_is_found_when_installed():
+    from matplotlib import font_manager as fm
+
+    installed = [f for f in fm.findSystemFonts() if "wqy" in f.lower() or "notosanscjk" in f.lower().replace("-", "")]
+    if not installed:
+        pytest.skip("no CJK font installed (scripts/install.sh installs Debian fonts-wqy-microhei)")
+    assert report.plot_labels_cjk() is not None
