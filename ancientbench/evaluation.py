@@ -15,8 +15,9 @@ For every (model, shots) setting it writes, under ``<output>/<model_slug>/``:
 - ``results_<k>shot.json``: the self-describing results (layout in ``docs/evaluation.md``; arithmetic from
   :mod:`ancientbench.aggregate`: task accuracy -> competency mean -> average of the four competencies).
 
-``<model_slug>`` is the Hub id with ``/`` -> ``__`` or the local folder's name, plus ``-chat`` in chat mode and
-``-space`` for the space letter style, so differently scored runs never share files.
+``<model_slug>`` is the Hub id with ``/`` -> ``__`` or the local folder's name, plus ``-chat`` in chat mode,
+``-space`` for the space letter style and ``-circular`` for ``--circular`` (every item under the four cyclic
+rotations of its options, :mod:`ancientbench.circular`), so differently scored runs never share files.
 """
 
 from __future__ import annotations
@@ -265,7 +266,7 @@ def _grid(head: list[str], rows: list[list[str]]) -> list[str]:
 # ------------------------------------------------------------------------------------------------- run
 
 
-def _slug(info: dict, chat: bool, letter_style: str) -> str:
+def _slug(info: dict, chat: bool, letter_style: str, circular: bool = False) -> str:
     from .models import model_slug
 
     s = model_slug(info["name_or_path"])
@@ -273,6 +274,8 @@ def _slug(info: dict, chat: bool, letter_style: str) -> str:
         s += "-chat"
     if letter_style != "bare":
         s += f"-{letter_style}"
+    if circular:
+        s += "-circular"
     return s
 
 
@@ -291,6 +294,7 @@ def run_setting(
     max_length: int | None = None,
     progress: bool = True,
     overwrite: bool = False,
+    circular: bool = False,
 ) -> dict:
     """Score one (model, shots) setting over a :class:`~ancientbench.dataset.QuestionSet`, resuming from disk."""
     from tqdm.auto import tqdm
@@ -309,7 +313,7 @@ def run_setting(
     done: dict[str, dict] = {}
     pred_file = None
     if output_dir is not None:
-        folder = Path(output_dir) / _slug(info, chat, letter_style)
+        folder = Path(output_dir) / _slug(info, chat, letter_style, circular)
         folder.mkdir(parents=True, exist_ok=True)
         pred_file = folder / f"predictions_{shots}shot.jsonl"
         store = PredictionStore(pred_file, fingerprint, questions.files_for(shots), overwrite=overwrite)
@@ -323,7 +327,7 @@ def run_setting(
     letter_ids = store.letter_token_ids if store else None
     new: dict[str, dict] = {}
     t0 = time.perf_counter()
-    label = f"{_slug(info, chat, letter_style)} {shots}-shot"
+    label = f"{_slug(info, chat, letter_style, circular)} {shots}-shot"
     with tqdm(total=n_todo, desc=label, unit="q", disable=not progress or n_todo == 0, file=sys.stderr) as bar:
         for task, rows in todo.items():
             if not rows:
@@ -384,6 +388,10 @@ def run_setting(
     )
     if questions.missing_tasks:
         results["complete"] = False
+    if circular:  # items were expanded into their rotations: add plain and circular accuracy
+        from .circular import add_circular_figures
+
+        add_circular_figures(results, ordered)
     if store is not None:
         _atomic_write(pred_file.with_name(f"results_{shots}shot.json"), json.dumps(results, ensure_ascii=False, indent=2))
     else:
@@ -413,6 +421,7 @@ def evaluate_model(
     fewshot_data: str | Path | None = None,
     overwrite: bool = False,
     progress: bool = True,
+    circular: bool = False,
 ) -> dict[int, dict]:
     """Evaluate a model on AncientBench; returns ``{shots: results}`` (the dicts written as ``results_<k>shot.json``).
 
@@ -420,7 +429,8 @@ def evaluate_model(
     already loaded ``AutoModelForCausalLM`` (then pass its ``tokenizer``; ``device``/``dtype`` are applied
     only if given). ``tasks``: task or competency names (default all with data). ``data``: dataset folder or
     JSONL question file (default: the bundled dataset). Without ``output_dir`` nothing is written and each
-    results dict carries its records under ``"predictions"``.
+    results dict carries its records under ``"predictions"``. ``circular``: score every test item under the
+    four cyclic rotations of its options and add plain and circular accuracy (:mod:`ancientbench.circular`).
     """
     from .dataset import load_questions
     from .models import load_model, model_info, prepare_tokenizer, select_dtype
@@ -430,6 +440,10 @@ def evaluate_model(
         raise ValueError("shots: give at least one number of shots")
     letter_prefix(letter_style)
     questions = load_questions(tasks, data, shots=shots_list, fewshot_data=fewshot_data, limit=limit)
+    if circular:
+        from .circular import expand_questions
+
+        questions = expand_questions(questions)
     if isinstance(model, (str, Path)):
         loaded = load_model(model, device=device, dtype=dtype, revision=revision,
                             trust_remote_code=trust_remote_code, device_map=device_map)
@@ -453,7 +467,7 @@ def evaluate_model(
         out[k] = run_setting(
             model_obj, tok, info, questions, k, output_dir=output_dir, batch_size=batch_size,
             letter_style=letter_style, chat=chat, prefix_cache=prefix_cache, max_length=max_length,
-            progress=progress, overwrite=overwrite,
+            progress=progress, overwrite=overwrite, circular=circular,
         )
     return out
 
@@ -484,6 +498,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--no-prefix-cache", action="store_true", help="score every prompt from scratch (no KV reuse)")
     parser.add_argument("--overwrite", action="store_true", help="discard predictions already in --output for these settings")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--circular", action="store_true",
+                        help="score each item under the 4 cyclic rotations of its options; add circular accuracy (CircularEval)")
 
 
 def run(args) -> int:
@@ -493,9 +509,13 @@ def run(args) -> int:
         letter_style=args.letter_style, chat=args.chat, prefix_cache=False if args.no_prefix_cache else "auto",
         revision=args.revision, trust_remote_code=args.trust_remote_code, device_map=args.device_map,
         max_length=args.max_length, fewshot_data=args.fewshot_data, overwrite=args.overwrite,
-        progress=not args.no_progress,
+        progress=not args.no_progress, circular=args.circular,
     )
     print(format_table(list(results.values())))
+    if args.circular:
+        from .circular import format_table as circular_table
+
+        print("\n" + circular_table(list(results.values())))
     files = [r["predictions_file"].replace("predictions_", "results_").replace(".jsonl", ".json") for r in results.values()]
     print("\nresults: " + ", ".join(files))
     return 0

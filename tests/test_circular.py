@@ -89,3 +89,54 @@ def test_expand_questions_scales_counts():
     assert len(out.items["cloze"]) == 4 and out.n_available == {"cloze": 40}
     assert out.exemplars["cloze"][0]["id"] == "cloze-7"  # exemplars are not rotated
     assert len(qs.items["cloze"]) == 1
+
+
+def test_eval_circular_end_to_end(tmp_path, capsys):
+    """`ancientbench eval --circular` on the tiny random model: rotated items scored, figures added, and
+    rotation 0 gives the same answers as a plain run (it is the original prompt)."""
+    import argparse
+    import json
+
+    from ancientbench import evaluation, report
+    from ancientbench.schema import write_jsonl
+
+    ds = tmp_path / "ds"
+    for t in ("radical", "cloze"):
+        write_jsonl(ds / "data" / t / "test.jsonl", [
+            {"id": f"{t}-{i}", "task": t, "question": f"{t}題{i}：何者為是？", "A": f"甲{i}", "B": f"乙{i}", "C": f"丙{i}",
+             "D": f"丁{i}", "answer": "ABCD"[i % 4], "subset": "", "source": "team-curated", "citation": "t", "explanation": ""}
+            for i in range(3)
+        ])
+
+    def run(*extra):
+        p = argparse.ArgumentParser()
+        evaluation.add_arguments(p)
+        args = p.parse_args(["--model", "tiny-random", "--shots", "0", "--data", str(ds), "--output", str(tmp_path / "out"),
+                             "--no-progress", "--batch-size", "4", "--tasks", "radical", "cloze", *extra])
+        assert evaluation.run(args) == 0
+
+    run("--circular")
+    assert "circular (all 4 rotations)" in capsys.readouterr().out
+    run()
+    folder = tmp_path / "out" / "tiny-random-circular"
+    res = json.loads((folder / "results_0shot.json").read_text(encoding="utf-8"))
+    preds = [json.loads(x) for x in (folder / "predictions_0shot.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(preds) == 6 * 4 and res["setting"]["circular"] is True
+    by_base: dict[str, dict[int, dict]] = {}
+    for p in preds:
+        base, k = p["id"].split("#rot")
+        by_base.setdefault(base, {})[int(k)] = p
+        g = "ABCD"[int(base.rsplit("-", 1)[1]) % 4]
+        assert p["gold"] == "ABCD"[("ABCD".index(g) - int(k)) % 4]  # gold moved with its option
+    for t in ("radical", "cloze"):
+        items = {b: r for b, r in by_base.items() if b.startswith(t)}
+        circ = sum(all(r[k]["pred"] == r[k]["gold"] for k in range(4)) for r in items.values()) / 3
+        plain = sum(r[0]["pred"] == r[0]["gold"] for r in items.values()) / 3
+        assert res["tasks"][t]["circular_accuracy"] == pytest.approx(circ)
+        assert res["tasks"][t]["plain_accuracy"] == pytest.approx(plain)
+        assert res["tasks"][t]["total"] == 12  # the ordinary figures are over all rotated items
+    assert res["circular_accuracy"] == pytest.approx(res["circular"]["average"]["circular_accuracy"])
+    plain_run = [json.loads(x) for x in (tmp_path / "out" / "tiny-random" / "predictions_0shot.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert {p["id"]: p["pred"] for p in plain_run} == {b: r[0]["pred"] for b, r in by_base.items()}
+    r = report.load_result(folder / "results_0shot.json")  # and report reads it
+    assert r.figures["n"] == 24
