@@ -611,8 +611,11 @@ def build_report(results: list[Result], out: Path, *, n_resamples: int, seed: in
     label_results(results)
     for r in results:
         r.ci = bootstrap_ci([p["pred"] == p["gold"] for p in r.predictions], [p["task"] for p in r.predictions], n_resamples=n_resamples, seed=seed)
-    humans = [r for r in results if r.is_human]
-    settings = sorted({r.shots for r in results if not r.is_human}) or sorted({r.shots for r in humans})
+    # runs of `eval --circular` are scored on rotated items, not comparable row by row: own section only
+    circ = [r for r in results if isinstance(r.data.get("circular"), dict)]
+    main = [r for r in results if r not in circ]
+    humans = [r for r in main if r.is_human]
+    settings = sorted({r.shots for r in main if not r.is_human}) or sorted({r.shots for r in humans})
     md = ["# AncientBench report", ""]
     md.append(
         f"Accuracy in %, with 95% percentile-bootstrap intervals over items ({n_resamples} resamples, seed {seed}, "
@@ -625,7 +628,7 @@ def build_report(results: list[Result], out: Path, *, n_resamples: int, seed: in
     summary: dict = {"settings": {}, "bootstrap": {"n_resamples": n_resamples, "seed": seed, "confidence": 0.95}, "calibration_bins": bins, "files": []}
     incomplete = False
     for k in settings:
-        rows = sort_rows([r for r in results if r.shots == k and not r.is_human] + humans)
+        rows = sort_rows([r for r in main if r.shots == k and not r.is_human] + humans)
         incomplete |= any(not r.figures["complete"] for r in rows)
         title = setting_title(k)
         md += [f"## {title[0].upper() + title[1:]}", "", "### Competencies", "", markdown_table(rows, "competency"), "", "### Tasks", "", markdown_table(rows, "task"), ""]
@@ -672,20 +675,19 @@ def build_report(results: list[Result], out: Path, *, n_resamples: int, seed: in
                 md += [f"![reliability, {title}]({rel.name})", ""]
                 summary["files"].append(rel.name)
         summary["settings"][str(k)] = setting_summary
-    circ = [r for r in results if isinstance(r.data.get("circular"), dict)]
     if circ:
         md += [
             "## Option-order robustness (CircularEval)",
             "",
             "Runs made with `ancientbench eval --circular`: plain = accuracy on the original option order; circular = an item "
-            "counts only if all four cyclic rotations of its options are answered correctly. (Their rows above are over all "
-            "rotated items, whose bootstrap intervals treat rotations as independent items, so they are too narrow.)",
+            "counts only if all four cyclic rotations of its options are answered correctly. These runs are left out of "
+            "the tables above (their ordinary figures are over all rotated items).",
             "",
             circular_markdown(sorted(circ, key=lambda r: (r.shots, r.label))),
             "",
         ]
         summary["circular"] = [{"label": r.label, "shots": r.shots, **r.data["circular"]} for r in circ]
-    deltas = shot_deltas(results, n_resamples, seed)
+    deltas = shot_deltas(main, n_resamples, seed)
     if deltas:
         md += ["## Change from zero-shot to few-shot", "", "Points, k-shot minus 0-shot, with a paired 95% bootstrap interval (same items in both settings).", "", delta_markdown(deltas), ""]
         tex += [delta_latex(deltas), ""]
