@@ -167,18 +167,24 @@ def load_questions(
     )
 
 
-def cache_dataset(path: str | Path | None = None, configs: Sequence[str] | None = None) -> dict:
+def cache_dataset(
+    path: str | Path | None = None, configs: Sequence[str] | None = None, cache_dir: str | Path | None = None
+) -> dict:
     """Load every config once with ``datasets.load_dataset`` so ``load_dataset("ancientbench", cfg)`` works by name.
 
-    Returns ``{config: DatasetDict}``. Configs whose files are absent are skipped with a warning.
+    The datasets cache keys a local folder by its name, and the bundled folder is named ``ancientbench``; after
+    this call ``load_dataset("ancientbench", cfg)`` finds the cached copy from any directory, offline too
+    (pass the same ``cache_dir`` if you give one). Returns ``{config: DatasetDict}``; configs whose files are
+    absent are skipped with a warning.
     """
-    from datasets import load_dataset
+    from datasets import get_dataset_config_names, load_dataset
 
     path = Path(path) if path is not None else default_data()
+    declared = set(get_dataset_config_names(str(path)))  # the configs the dataset card lists
     out = {}
     for cfg in configs or TASK_NAMES:
-        if not split_file(path, cfg, "test").is_file():
-            warnings.warn(f"config {cfg!r} has no data in {path}; not cached", stacklevel=2)
+        if cfg not in declared or not split_file(path, cfg, "test").is_file():
+            warnings.warn(f"config {cfg!r} is not in the card of {path} or has no data there; not cached", stacklevel=2)
             continue
-        out[cfg] = load_dataset(str(path), cfg)
+        out[cfg] = load_dataset(str(path), cfg, cache_dir=str(cache_dir) if cache_dir is not None else None)
     return out
