@@ -122,7 +122,9 @@ def _show(tokenizer, ids: Sequence[int], n: int = 4) -> str:
     return f"{tail} {tokenizer.convert_ids_to_tokens(tail)}"
 
 
-def _letter_ids(encoder: _Encoder, texts: Sequence[str], full: Sequence[Sequence[int]], letter_style: str) -> dict[str, int]:
+def _letter_ids(
+    encoder: _Encoder, texts: Sequence[str], full: Sequence[Sequence[int]], letter_style: str, names: Sequence[str]
+) -> dict[str, int]:
     """Resolve and verify each letter's token id on every prompt (see module docstring)."""
     tok = encoder.tokenizer
     pre = letter_prefix(letter_style)
@@ -133,7 +135,7 @@ def _letter_ids(encoder: _Encoder, texts: Sequence[str], full: Sequence[Sequence
             if len(ext) != len(base) + 1 or ext[: len(base)] != base:
                 raise LetterTokenError(
                     f"tokenizer {tokenizer_name(tok)}: letter {pre + letter!r} (letter style {letter_style!r}) is not "
-                    f"exactly one new token after prompt #{i}: the prompt ends in tokens {_show(tok, base)} but "
+                    f"exactly one new token after the prompt of {names[i]}: the prompt ends in tokens {_show(tok, base)} but "
                     f"prompt+{pre + letter!r} ends in {_show(tok, ext)}. Its id cannot be read off without changing "
                     f"the prompt's tokens; try the other letter style (--letter-style)."
                 )
@@ -143,7 +145,7 @@ def _letter_ids(encoder: _Encoder, texts: Sequence[str], full: Sequence[Sequence
             elif out[letter] != got:
                 raise LetterTokenError(
                     f"tokenizer {tokenizer_name(tok)}: letter {pre + letter!r} is token {out[letter]} after the "
-                    f"first prompt but token {got} after prompt #{i}; the letter's id is not stable"
+                    f"first prompt but token {got} after the prompt of {names[i]}; the letter's id is not stable"
                 )
     if len(set(out.values())) != len(LETTERS):
         raise LetterTokenError(f"tokenizer {tokenizer_name(tok)}: letters share token ids: {out}")
@@ -163,12 +165,14 @@ def _encode(
     letter_style: str,
     add_special_tokens: bool,
     full: Sequence[list[int]] | None = None,
+    names: Sequence[str] | None = None,
 ) -> tuple[list[_Encoded], dict[str, int]]:
     encoder = _Encoder(tokenizer, add_special_tokens)
     texts = [p.text for p in parts]
     if full is None:
         full = encoder(texts)
-    letter_ids = _letter_ids(encoder, texts, full, letter_style) if texts else {}
+    names = list(names) if names is not None else [f"prompt #{i}" for i in range(len(texts))]
+    letter_ids = _letter_ids(encoder, texts, full, letter_style, names) if texts else {}
     prefixes = sorted({p.prefix for p in parts if p.prefix})
     prefix_ids = dict(zip(prefixes, encoder(prefixes)))
     encs = []
@@ -247,9 +251,13 @@ class _Runner:
     def prefix(self, ids: Sequence[int]):
         """Run the shared prefix once; returns its KV cache (batch 1)."""
         torch = self.torch
+        if self.cache_kw is None:
+            raise RuntimeError(f"{type(self.model).__name__}.forward takes no KV cache; use prefix_cache=False")
         t = torch.tensor([list(ids)], dtype=torch.long, device=self.device)
         out = self._call(t, torch.ones_like(t), torch.arange(len(ids), device=self.device)[None], use_cache=True)
-        cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+        cache = getattr(out, "cache", None)
+        if cache is None:
+            cache = getattr(out, "past_key_values", None)
         if cache is None or not hasattr(cache, "batch_repeat_interleave"):
             raise RuntimeError(f"{type(self.model).__name__} returned no reusable KV cache; use prefix_cache=False")
         return cache
@@ -313,13 +321,29 @@ def _run_batches(order: list[int], batch_size: int, fn: Callable[[list[int]], li
     return batch_size
 
 
+ATTENTION_LAYER_TYPES = {"full_attention", "sliding_attention", "chunked_attention"}
+
+
 def _resolve_prefix_cache(model, prefix_cache) -> bool:
+    """``auto``: reuse prefixes for transformers-native models whose layers are all attention layers."""
     if prefix_cache not in PREFIX_CACHE_MODES:
         raise ValueError(f"prefix_cache must be 'auto', True or False, got {prefix_cache!r}")
-    if prefix_cache == "auto":
-        # Remote-code models (transformers_modules.*) may keep legacy tuple caches: score them from scratch.
-        return type(model).__module__.startswith("transformers.")
-    return bool(prefix_cache)
+    if prefix_cache != "auto":
+        return bool(prefix_cache)
+    # Remote-code models (transformers_modules.*) may keep legacy tuple caches; recurrent/linear-attention layers
+    # (Mamba, hybrid models) would run over the padding between prefix and question: score those from scratch.
+    if not type(model).__module__.startswith("transformers."):
+        return False
+    try:
+        params = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):  # a forward without a signature: nothing to rely on
+        return False
+    if not any(k in params for k in ("cache", "past_key_values")):
+        return False
+    config = getattr(model, "config", None)
+    text_config = config.get_text_config() if config is not None and hasattr(config, "get_text_config") else config
+    layer_types = getattr(text_config, "layer_types", None)
+    return not layer_types or set(layer_types) <= ATTENTION_LAYER_TYPES
 
 
 def _score_encoded(
@@ -525,7 +549,10 @@ def score_task(
         progress.update(len(too_long))
 
     parts = [parts_for(items[i], dropped[i]) for i in scored]
-    encs, letter_ids = _encode(tokenizer, parts, letter_style, not chat, full=[ids[i] for i in scored])
+    encs, letter_ids = _encode(
+        tokenizer, parts, letter_style, not chat, full=[ids[i] for i in scored],
+        names=[f"item {items[i]['id']!r}" for i in scored],
+    )
 
     def sink(chunk: list[int], rows: list[list[float]]) -> None:
         batch = []

@@ -1,5 +1,6 @@
 """Shared-prefix KV reuse gives the same predictions (fp32) as scoring every full prompt from scratch."""
 
+import copy
 import random
 
 import pytest
@@ -87,10 +88,14 @@ def test_auto_enables_the_cache_only_for_transformers_models(tiny_qwen2):
     assert scoring._resolve_prefix_cache(tiny_qwen2.model, "auto") is True
 
     class RemoteCodeModel:  # stands in for a trust_remote_code class (module transformers_modules.*)
-        pass
+        def forward(self, input_ids, past_key_values=None):
+            pass
 
     RemoteCodeModel.__module__ = "transformers_modules.glm.modeling_chatglm"
     assert scoring._resolve_prefix_cache(RemoteCodeModel(), "auto") is False
     assert scoring._resolve_prefix_cache(RemoteCodeModel(), True) is True
+    hybrid = copy.deepcopy(tiny_qwen2.model)  # a hybrid model's recurrent layers must not read the padding
+    hybrid.config.layer_types = ["full_attention", "linear_attention"]
+    assert scoring._resolve_prefix_cache(hybrid, "auto") is False
     with pytest.raises(ValueError, match="prefix_cache"):
         scoring._resolve_prefix_cache(tiny_qwen2.model, "yes")

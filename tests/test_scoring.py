@@ -91,6 +91,9 @@ def test_letter_merging_with_the_colon_is_an_error():
         score_items(model, tok, ["题目：一\n答案是："])
     msg = str(exc.value)
     assert "letter 'A'" in msg and type(tok).__name__ in msg and "not exactly one new token" in msg
+    item = {"id": "cloze-一", "question": "一", "A": "二", "B": "三", "C": "四", "D": "五", "answer": "A"}
+    with pytest.raises(LetterTokenError, match="item 'cloze-一'"):
+        score_task(model, tok, "cloze", [item])
 
 
 def test_space_letter_style(tiny_qwen2, items):
