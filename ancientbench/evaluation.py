@@ -503,6 +503,9 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    import warnings
+
+    warnings.formatwarning = lambda message, category, *a, **k: f"warning: {message}\n"  # no source lines on a CLI
     results = evaluate_model(
         args.model, tasks=args.tasks, shots=args.shots, batch_size=args.batch_size, device=args.device,
         dtype=args.dtype, limit=args.limit, data=args.data, output_dir=args.output,
