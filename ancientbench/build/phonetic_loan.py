@@ -26,8 +26,11 @@ def document_of(citation: str) -> str:
 
 def question(entry) -> str:
     ctx, loan = entry["context"], entry["loan"]
-    script = item_script(ctx)
-    head = document_of(entry["citation"]) if entry["kind"] == "excavated" else ""
+    # Excavated contexts are transcribed in traditional script (无, 亓 … are the manuscripts' own graphs);
+    # transmitted contexts keep the script of their corpus book.
+    excavated = entry["kind"] == "excavated"
+    script = "traditional" if excavated else item_script(ctx)
+    head = document_of(entry["citation"]) if excavated else ""
     return head + "「" + ctx + "」" + in_script("中的「", script) + loan + in_script("」通哪個字？", script)
 
 
