@@ -1,0 +1,115 @@
+"""The character pool shared by the 廣韻/Unihan task builders (radical, radical_meaning, pronunciation,
+homophone, tradoc_word): which characters a reader of the classics meets, how frequent they are, and the
+loaded sources bundled together.
+
+A *known* character is a 廣韻 headword that is either attested in the chinese-poetry classics or a
+kUnihanCore2020 character for a traditional-script region (H or T), and that is not a simplified-only
+form (Unihan kTraditionalVariant), a graph OpenCC s2t rewrites that is not a Taiwan core character
+(况, 从, 礼), or a compatibility ideograph. Frequencies are the classics corpus
+counts (the same ones :mod:`ancientbench.audit` uses for its frequency strategies), with Unihan
+``kFrequency`` as a tie-break for characters the corpus lacks. :func:`pick_balanced` chooses among
+checked distractor triples so that the audit's surface strategies *and* task-specific ones stay at chance.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Callable, Sequence
+
+from . import classics, guangyun, unihan
+
+
+@dataclass
+class Sources:
+    """Unihan, 廣韻 and the classics corpus, loaded once for a build."""
+
+    u: unihan.Unihan
+    g: guangyun.Guangyun
+    corpus: classics.Corpus
+
+    @cached_property
+    def known(self) -> frozenset[str]:
+        core = self.u.core_chars("HT")
+        attested = self.corpus.attested_chars()
+        out = set()
+        for ch in self.g.chars():
+            if not (0x4E00 <= ord(ch) <= 0x9FFF or 0x3400 <= ord(ch) <= 0x4DBF or 0x20000 <= ord(ch) <= 0x3FFFF):
+                continue  # compatibility ideographs and anything outside the unified blocks
+            if ch not in core and ch not in attested:
+                continue
+            if self.u.is_simplified_only(ch):
+                continue
+            if classics.to_traditional(ch) != ch and "T" not in self.u.core_sources(ch):
+                continue  # a simplified or variant graph (况, 从, 礼) that is not a Taiwan core character
+            out.add(ch)
+        return frozenset(out)
+
+    @cached_property
+    def audit_freq(self):
+        """The audit's Frequencies over the classics (for :func:`ancientbench.build.debias.pick_balanced`)."""
+        from ..audit import Frequencies
+
+        counts = {ch: self.corpus.frequency(ch) for ch in self.corpus.char_freq}
+        return Frequencies(counts, f"classics corpus ({classics.SOURCE_LABEL})")
+
+    def freq(self, ch: str) -> int:
+        """Occurrences in the classics corpus (variant forms merged)."""
+        return self.corpus.frequency(ch)
+
+    def freq_band(self, ch: str) -> int:
+        """A coarse log2 frequency band: 0 for unattested, else 1 + floor(log2(count))."""
+        f = self.freq(ch)
+        return 0 if f == 0 else 1 + int(math.log2(f))
+
+    def rank_key(self, ch: str) -> tuple:
+        """Sort key, most familiar first: corpus count, then kFrequency (1 best), then code point."""
+        return (-self.freq(ch), self.u.frequency(ch) or 9, ord(ch))
+
+    def by_familiarity(self, chars) -> list[str]:
+        return sorted(chars, key=self.rank_key)
+
+
+# A task-specific surface strategy: (question, options) -> one score per option (the argmax is its guess).
+ExtraStrategy = Callable[[str, Sequence[str]], list[float]]
+
+
+def pick_balanced(items, freq, extra: dict[str, ExtraStrategy] | None = None, prefer_first: float = 0.02) -> list[int]:
+    """:func:`ancientbench.build.debias.pick_balanced` with task-specific strategies added to the audit's.
+
+    For each (question, answer, alternatives) return the index of the chosen alternative triple: the one
+    that keeps the running credit of every strategy (the audit's surface strategies plus ``extra``, e.g.
+    "the option that is a Mandarin homophone of the target") closest to chance, with a small preference
+    for earlier (more plausible) alternatives. Deterministic: ties go to the earlier alternative.
+    """
+    from ..audit import STRATEGIES, credits, strategy_credit
+
+    extra = extra or {}
+    names = [*STRATEGIES, *extra]
+    totals: Counter = Counter()
+    chosen: list[int] = []
+    for n, (question, answer, alternatives) in enumerate(items, start=1):
+        if not alternatives:
+            raise ValueError(f"item {n}: no distractor alternatives to choose from")
+        best_i, best_cost, best_credit = 0, None, None
+        for i, triple in enumerate(alternatives):
+            options = [answer, *triple]
+            c = credits(question, options, 0, freq, STRATEGIES)
+            for name, fn in extra.items():
+                c[name] = strategy_credit(fn(question, options), 0)
+            cost = sum((totals[s] + c[s] - 0.25 * n) ** 2 for s in names) + prefer_first * i
+            if best_cost is None or cost < best_cost - 1e-12:
+                best_i, best_cost, best_credit = i, cost, c
+        totals.update(best_credit)
+        chosen.append(best_i)
+    return chosen
+
+
+def load_sources(ctx) -> Sources:
+    """Load the three sources for a BuildContext (each adapter raises SourceMissing with its install hint)."""
+    return Sources(u=unihan.load(), g=guangyun.load(), corpus=classics.load_corpus(ctx.sources_dir))
+
+
+__all__ = ["ExtraStrategy", "Sources", "load_sources", "pick_balanced"]
