@@ -1,0 +1,294 @@
+"""Builder of the ``radical_meaning`` task: what does a Kangxi radical mean?
+
+Owns three kinds of 4-option item over the 214 康熙 radicals, each a separate ``subset`` (a small
+vocabulary, so every radical is asked in up to three different ways; see docs/data-sources-A.md):
+
+* ``guangyun`` — 部首「彳」，《廣韻》釋其字義爲？ The answer is an excerpt of the 廣韻 釋義 of the radical's
+  graph, picked by hand for each radical in ``RADICAL_GLOSS`` (the meaning the radical carries, e.g. 彳
+  小步也, 隹 鳥之短尾者總名, 宀 深屋). The builder verifies that each excerpt occurs verbatim in a 廣韻
+  gloss of that graph (``excerpt_not_in_guangyun`` otherwise) and drops radicals the table leaves out
+  (no gloss, only names, or a gloss that contains the graph itself).
+* ``in_character`` — 「鴻」字的部首，《廣韻》釋其義爲？ The answer is the ``RADICAL_GLOSS`` excerpt of the
+  character's Kangxi radical (kRSKangXi = kRSUnicode, as in the ``radical`` task); the distractors are
+  the excerpts of radicals the ``radical`` task's checker proves are not the character's radical, taken
+  from its visible components and phonetic siblings first. The model has to find the radical and know
+  its meaning. One example character per radical: the most familiar known character filed under it.
+* ``kdefinition`` — 部首「隹」的英文釋義是？ The answer is Unihan ``kDefinition`` of the radical's graph
+  (its first two senses, without "Kangxi radical N" notes); distractors are other radicals' definitions.
+
+**Checker** (:func:`gloss_problem`, :func:`english_problem`): a distractor radical must not be the target
+radical, one of its written forms or a radical written like it (:func:`ancientbench.build.radical.distractor_problem`
+at radical level); a Chinese distractor must share no definition segment and no content character
+with any 廣韻 gloss of the target graph; an English distractor must share no content word with the
+target's whole kDefinition; in both cases the two radicals' English definitions must share no content
+word (a second, independent check against near-synonyms). Among valid triples the one that keeps surface
+strategies at chance is chosen (:mod:`ancientbench.build.debias`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from itertools import combinations
+
+from . import radical as radical_task
+from .charpool import Sources, load_sources
+from .common import BuildResult, Candidate, split_dev_test, task_rng
+from .guangyun import gloss_segments, meaning_text, strip_editorial
+from .tradoc_word import FUNCTION_CHARS, english_words
+
+TASK = "radical_meaning"
+TEMPLATE_GY = "部首「{graph}」，《廣韻》釋其字義爲？"
+TEMPLATE_CHAR = "「{char}」字的部首，《廣韻》釋其義爲？"
+TEMPLATE_EN = "部首「{graph}」的英文釋義是？"
+DEV_KEYS = ("gy-彳", "gy-宀", "ch-功", "en-隹", "en-水")
+POOL_SIZE = 6
+MAX_ALTERNATIVES = 20
+
+# Radical number -> an excerpt of the 廣韻 釋義 of the radical's graph (verbatim; verified by the builder).
+# Hand-picked to give the sense the radical carries; radicals whose 廣韻 gloss has no such excerpt that
+# avoids the graph itself (人 天地人爲三才, 手 手足 …) are left out.
+RADICAL_GLOSS: dict[str, str] = {
+    "1": "數之始也", "2": "上下相通", "3": "有所絕止而識之也", "4": "右戾", "7": "地之數也",
+    "11": "得也內也", "13": "以巾覆從一下垂", "15": "水凍也", "16": "案屬", "17": "張口皃",
+    "18": "兵也", "19": "筋也", "20": "包也", "22": "受物之器", "23": "有所藏也", "24": "數名",
+    "27": "山石之崖巖", "28": "姦衺也", "31": "回也", "33": "事也", "34": "後至也", "35": "行遲皃",
+    "36": "暮也", "40": "深屋", "42": "微也", "43": "曲脛", "44": "主也陳也", "45": "草初生皃",
+    "48": "工巧也", "51": "求也犯也", "52": "小也", "53": "因巖爲屋", "54": "長行之皃",
+    "55": "竦手也", "56": "橜", "58": "豕之頭", "59": "毛飾", "60": "小步也", "61": "火藏",
+    "62": "平頭戟也", "63": "半門", "66": "小擊也", "68": "十升也", "69": "斫木也", "70": "正也道也",
+    "72": "太陽精", "73": "辝也", "76": "張口气悟也", "77": "停也足也", "79": "兵器", "80": "止之辝",
+    "81": "和也並也", "82": "眉髮之屬", "85": "北方之行也", "86": "燬也", "87": "覆手",
+    "88": "家長率教者", "91": "半也判也", "93": "大牲也", "94": "狗有懸蹄者", "95": "黑也",
+    "97": "蓏也", "99": "美也", "101": "使也", "102": "土已耕者", "103": "足也", "104": "病也",
+    "106": "西方色", "109": "人眼", "111": "陳也誓也", "114": "獸跡", "115": "粟苗", "116": "窟也",
+    "117": "住也成也", "118": "冬生草也", "119": "穀實", "120": "細絲也", "121": "瓦器",
+    "124": "鳥長毛也", "126": "頰毛也", "127": "手耕曲木也", "128": "主聽也", "129": "所以書也",
+    "131": "伏也", "132": "從也用也", "133": "到也", "136": "對臥也", "138": "止也", "141": "虎文也",
+    "142": "鱗介摠名", "144": "適也往也", "146": "覆也", "147": "視也", "150": "泉出通川",
+    "152": "豬也", "154": "海介蟲也", "155": "南方色", "156": "趨也", "158": "親也躬也",
+    "160": "薑味也", "162": "乍行乍止", "165": "辨別也", "168": "久也遠也", "170": "土山",
+    "171": "及也", "172": "鳥之短尾者總名", "173": "水从雲下也", "175": "不是也", "176": "顏前也",
+    "177": "獸皮也", "178": "柔皮也", "180": "聲也", "181": "頭也", "185": "頭也始也", "186": "芳也",
+    "188": "肉之覈也", "189": "上也崇也", "190": "髮長皃", "191": "兩士相對", "192": "香草",
+    "193": "鼎屬也", "195": "水蟲也", "196": "長尾禽總名也", "201": "中央色也", "202": "禾屬而黏也",
+    "203": "北方色", "204": "鍼縷所紩", "205": "蛙屬", "206": "三足兩耳", "208": "穴蟲之總名也",
+    "209": "引气自畀也", "210": "整也", "212": "鱗蟲之長也", "214": "量器",
+}
+
+_EN_RADICAL_NOTE = re.compile(r"^(?:kangxi |kangzi )?(?:radical|rad\.)(?: (?:number|no\.?))? ?\d+$", re.I)
+
+
+def english_definition(src: Sources, graph: str) -> str | None:
+    """kDefinition of a graph reduced to its first two senses, without radical-number notes or (…) remarks."""
+    d = src.u.definition(graph)
+    if not d:
+        return None
+    d = re.sub(r"\([^)]*\)", "", d)
+    senses = [s.strip() for s in d.split(";")]
+    senses = [s for s in senses if s and not _EN_RADICAL_NOTE.match(s) and "radical" not in s.lower()]
+    if not senses:
+        return None
+    out = "; ".join(senses[:2])
+    return out if len(out) <= 48 else senses[0]
+
+
+def guangyun_texts(src: Sources, graph: str) -> list[str]:
+    """The 廣韻 釋義 of a graph, one per reading, editorial （…） removed."""
+    return [strip_editorial(r.gloss) for r in src.g.readings(graph)]
+
+
+def radical_problem(src: Sources, target: str, other: str) -> str | None:
+    """Why radical ``other`` cannot stand as a wrong answer for radical ``target`` (forms, look-alike writing)."""
+    u = src.u
+    if other == target:
+        return "same_radical"
+    if other in u.confusable_radicals(target):
+        return "written_like_the_radical"
+    if u.radical_forms(other) & u.radical_forms(target):
+        return "variant_form_of_the_radical"
+    if english_words(src, u.radical_char(target)) & english_words(src, u.radical_char(other)):
+        return "english_definitions_overlap"
+    return None
+
+
+def gloss_problem(src: Sources, target: str, other: str) -> str | None:
+    """Why the RADICAL_GLOSS excerpt of ``other`` cannot be a wrong option for radical ``target``."""
+    why = radical_problem(src, target, other)
+    if why:
+        return why
+    graph = src.u.radical_char(target)
+    excerpt = RADICAL_GLOSS[other]
+    segs: set[str] = set()
+    chars: set[str] = set()
+    for r in src.g.readings(graph):
+        text = meaning_text(r)
+        segs.update(gloss_segments(text))
+        chars.update(c for c in strip_editorial(r.gloss) if c not in FUNCTION_CHARS)
+    chars.update(c for c in RADICAL_GLOSS.get(target, "") if c not in FUNCTION_CHARS)
+    if set(gloss_segments(excerpt)) & segs:
+        return "shares_a_gloss_segment"
+    if any(c in chars for c in excerpt if c not in FUNCTION_CHARS):
+        return "shares_a_content_character"
+    if graph in excerpt or any(f in excerpt for f in src.u.radical_forms(target)):
+        return "contains_the_radical"
+    return None
+
+
+def english_problem(src: Sources, target: str, other: str) -> str | None:
+    """Why the English definition of radical ``other`` cannot be a wrong option for radical ``target``."""
+    why = radical_problem(src, target, other)
+    if why:
+        return why
+    u = src.u
+    mine = english_words(src, u.radical_char(target))
+    theirs = {w.lower().rstrip("s") for w in re.findall(r"[A-Za-z]+", english_definition(src, u.radical_char(other)) or "")}
+    if mine & theirs:
+        return "shares_an_english_word"
+    a, b = RADICAL_GLOSS.get(target, ""), RADICAL_GLOSS.get(other, "")
+    if set(a) - FUNCTION_CHARS & set(b):
+        return "chinese_glosses_overlap"
+    return None
+
+
+def _pool(src: Sources, target: str, candidates: list[str], check, shape_of) -> list[str]:
+    """Checked distractor radicals, the most similar in shape (option length) and stroke count first."""
+    u = src.u
+    want = shape_of(target)
+    strokes = u.total_strokes(u.radical_char(target)) or 0
+    order = sorted(
+        candidates,
+        key=lambda n: (abs(shape_of(n) - want), abs((u.total_strokes(u.radical_char(n)) or 0) - strokes), int(n)),
+    )
+    pool: list[str] = []
+    for n in order:
+        if check(src, target, n) is None and all(check(src, p, n) is None and check(src, n, p) is None for p in pool):
+            pool.append(n)
+            if len(pool) >= POOL_SIZE:
+                break
+    return pool
+
+
+def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, radicals: list[str] | None = None) -> BuildResult:
+    """Build the three subsets (over ``radicals``, default all 214); see the module docstring."""
+    from .debias import pick_balanced
+
+    u, g = src.u, src.g
+    rng = task_rng(TASK + ":distractors", seed)
+    dropped: Counter = Counter()
+    numbers = list(radicals or u.kangxi_numbers())
+    staged = []  # (key, subset, question, answer, triples, citation, explanation)
+
+    # --- guangyun ------------------------------------------------------------------------------------
+    gloss_ok: list[str] = []
+    for n in numbers:
+        graph = u.radical_char(n)
+        if n not in RADICAL_GLOSS:
+            dropped["guangyun:no_usable_gloss"] += 1
+            continue
+        texts = guangyun_texts(src, graph)
+        if not any(RADICAL_GLOSS[n] in t for t in texts):
+            dropped["guangyun:excerpt_not_in_guangyun"] += 1
+            continue
+        gloss_ok.append(n)
+    all_glossed = [n for n in RADICAL_GLOSS if any(RADICAL_GLOSS[n] in t for t in guangyun_texts(src, u.radical_char(n)))]
+    for n in gloss_ok:
+        graph = u.radical_char(n)
+        pool = _pool(src, n, [m for m in all_glossed if m != n], gloss_problem, lambda m: len(RADICAL_GLOSS[m]))
+        if len(pool) < 3:
+            dropped["guangyun:fewer_than_three_checked_distractors"] += 1
+            continue
+        r = next(r for r in g.readings(graph) if RADICAL_GLOSS[n] in strip_editorial(r.gloss))
+        staged.append((
+            f"gy-{graph}", "guangyun", TEMPLATE_GY.format(graph=graph), RADICAL_GLOSS[n],
+            [tuple(RADICAL_GLOSS[m] for m in t) for t in combinations(pool, 3)][:MAX_ALTERNATIVES],
+            f"第{n}部「{graph}」; {r.citation} 釋義「{strip_editorial(r.gloss)[:40]}」",
+            f"《廣韻》「{graph}」字釋義含「{RADICAL_GLOSS[n]}」；其餘選項是其他部首字的《廣韻》釋義，與「{graph}」的釋義無共同義項或實詞。",
+        ))
+
+    # --- in_character --------------------------------------------------------------------------------
+    idx = radical_task._Index(src)
+    glossed = set(all_glossed)
+    by_radical: dict[str, list[str]] = {}
+    for ch in src.by_familiarity(src.known):
+        ans, _ = radical_task.answer_of(src, ch)
+        if ans is not None and ans in glossed:
+            by_radical.setdefault(ans, []).append(ch)
+    for n in numbers:
+        if n not in glossed:
+            continue
+        done = False
+        for ch in by_radical.get(n, [])[:20]:
+            if ch in RADICAL_GLOSS[n]:
+                continue  # the example character must not echo in its answer (內: 得也內也)
+            cands, _ = radical_task.distractor_pool(src, idx, ch, n, rng)
+            # extend with further productive radicals so that enough of them have a gloss
+            extra = [m for m in radical_task.lookalikes(n) + idx.productive if m not in cands]
+            checked = [
+                m for m in cands + extra
+                if m in glossed and radical_task.distractor_problem(src, ch, m) is None and gloss_problem(src, n, m) is None
+                and ch not in RADICAL_GLOSS[m]
+            ]
+            pool: list[str] = []
+            for m in checked:
+                if all(gloss_problem(src, p, m) is None for p in pool) and m not in pool:
+                    pool.append(m)
+                if len(pool) >= POOL_SIZE:
+                    break
+            if len(pool) < 3:
+                continue
+            graph = u.radical_char(n)
+            _, citation = radical_task.answer_of(src, ch)
+            staged.append((
+                f"ch-{ch}", "in_character", TEMPLATE_CHAR.format(char=ch), RADICAL_GLOSS[n],
+                [tuple(RADICAL_GLOSS[m] for m in t) for t in combinations(pool, 3)][:MAX_ALTERNATIVES],
+                f"{citation}; 第{n}部「{graph}」《廣韻》釋義「{RADICAL_GLOSS[n]}」",
+                f"「{ch}」屬第{n}部「{graph}」部（Unihan kRSKangXi 與 kRSUnicode 一致），《廣韻》釋「{graph}」含「{RADICAL_GLOSS[n]}」；"
+                f"其餘選項是「{ch}」所不屬的部首的釋義。",
+            ))
+            done = True
+            break
+        if not done:
+            dropped["in_character:no_example_with_three_checked_distractors"] += 1
+
+    # --- kdefinition ---------------------------------------------------------------------------------
+    defined = [n for n in u.kangxi_numbers() if english_definition(src, u.radical_char(n))]
+    for n in numbers:
+        graph = u.radical_char(n)
+        answer = english_definition(src, graph)
+        if not answer:
+            dropped["kdefinition:no_definition"] += 1
+            continue
+        pool = _pool(src, n, [m for m in defined if m != n], english_problem,
+                     lambda m: len(english_definition(src, u.radical_char(m)) or ""))
+        options = {english_definition(src, u.radical_char(m)) for m in pool}
+        if len(pool) < 3 or len(options) < len(pool) or answer in options:
+            dropped["kdefinition:fewer_than_three_checked_distractors"] += 1
+            continue
+        staged.append((
+            f"en-{graph}", "kdefinition", TEMPLATE_EN.format(graph=graph), answer,
+            [tuple(english_definition(src, u.radical_char(m)) for m in t) for t in combinations(pool, 3)][:MAX_ALTERNATIVES],
+            f"第{n}部「{graph}」; Unihan U+{ord(graph):04X} kDefinition: {u.definition(graph)}",
+            f"Unihan 對「{graph}」的釋義爲“{u.definition(graph)}”；其餘選項是其他部首的釋義，與之無共同實詞。",
+        ))
+
+    picks = pick_balanced([(q, a, t) for _, _, q, a, t, _, _ in staged], src.audit_freq, prefer_first=0.02)
+    cands = [
+        Candidate(key=key, question=q, answer=a, distractors=t[k], source=_source(src, subset), citation=c,
+                  explanation=e, subset=subset)
+        for (key, subset, q, a, t, c, e), k in zip(staged, picks)
+    ]
+    dev, test = split_dev_test(TASK, cands, dev_keys, seed)
+    return BuildResult(TASK, test=test, dev=dev, dropped=dropped, candidates=len(numbers) * 3)
+
+
+def _source(src: Sources, subset: str) -> str:
+    if subset == "kdefinition":
+        return src.u.source_label
+    if subset == "in_character":
+        return f"{src.u.source_label}; {src.g.source_label}"
+    return src.g.source_label
+
+
+def build(ctx) -> BuildResult:
+    return build_from(load_sources(ctx), ctx.seed)
