@@ -259,6 +259,16 @@ def yaml_header(text: str) -> str | None:
     return m.group(0) if m else None
 
 
+def card_configs(folder: str | Path | None = None) -> list[str]:
+    """The config names the folder's card lists (what ``load_dataset`` offers), [] without a card."""
+    import yaml
+
+    path = card_path(folder)
+    header = yaml_header(path.read_text(encoding="utf-8")) if path.is_file() else None
+    meta = yaml.safe_load(header.strip().strip("-")) if header else {}
+    return [c["config_name"] for c in (meta or {}).get("configs") or []]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m ancientbench.card", description=__doc__.strip().splitlines()[0])
     p.add_argument("--folder", default=None, help="dataset folder (default: the package's own)")

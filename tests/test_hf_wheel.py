@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ancientbench.card import present_configs
+from ancientbench.card import card_configs, present_configs
 from ancientbench.schema import SPLITS, split_file
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,7 +64,7 @@ def test_installed_wheel_loads_metric_and_dataset_from_elsewhere(wheel_install):
     _, site, root = wheel_install
     work = root / "elsewhere"
     work.mkdir()
-    configs = present_configs(REPO / "ancientbench")
+    configs = card_configs(REPO / "ancientbench")  # what load_dataset offers from the installed card
     script = textwrap.dedent(
         """
         import json, sys
