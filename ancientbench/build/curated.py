@@ -165,9 +165,16 @@ def validate_entry(task: str, obj: object, file: str | Path, line: int, *, check
     if len({d.strip() for d in obj["distractors"]}) != 3:
         raise DataError(file, line, "distractors", "duplicate options among the distractors")
     if task == "translation":
-        for e in obj["errors"]:
+        # 2x2 design: distractor 1 carries error E1, distractor 2 error E2, distractor 3 both, so every option
+        # is equally "central" and the answer cannot be found as the option most similar to the others.
+        errors = obj["errors"]
+        if len(errors) != 3:
+            raise DataError(file, line, "errors", f"need 3 labels [E1, E2, 'E1+E2'], got {len(errors)}")
+        for e in errors[:2]:
             if e not in ERROR_TYPES:
                 raise DataError(file, line, "errors", f"bad error label {e!r}; allowed: {', '.join(ERROR_TYPES)}")
+        if errors[0] == errors[1] or errors[2] != f"{errors[0]}+{errors[1]}":
+            raise DataError(file, line, "errors", f"2x2 design: labels must be [E1, E2, 'E1+E2'] with E1 != E2, got {errors}")
     if task == "phonetic_loan":
         if obj["kind"] not in LOAN_KINDS:
             raise DataError(file, line, "kind", f"bad kind {obj['kind']!r}; allowed: {', '.join(LOAN_KINDS)}")
