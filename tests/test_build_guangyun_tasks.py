@@ -138,6 +138,9 @@ def test_pronunciation_checker_rejects_planted_distractors(src):
     assert distractor_problem(src, r.char, other) == "same_status_as_a_reading"
     tong = src.g.readings("同")[0].xiaoyun
     assert distractor_problem(src, "東", tong) is None  # 徒紅切 (定母) is not 東's 反切
+    # a 反切 written with a simplified-only graph (the data has 与, 兹) would mix scripts in the item
+    simplified = next(r for r in src.g.entries if r.fanqie and r.status and not src.traditional_text(r.fanqie))
+    assert distractor_problem(src, "東", simplified.xiaoyun) == "simplified_graph_in_fanqie"
 
 
 def test_homophone_checker_rejects_planted_distractors(src):
@@ -265,6 +268,19 @@ def test_builds_are_deterministic_and_seeded(src):
 
 # ---------------------------------------------------------------------------------------------------
 # the committed data: each config rebuilt from the installed sources must be byte-identical
+
+
+@pytest.mark.parametrize("task", A_TASKS)
+def test_committed_items_are_traditional_and_cited(src, task):
+    from ancientbench.schema import load_split
+
+    for split in ("test", "dev"):
+        rows = load_split(DATASET_PATH, task, split)
+        for r in rows:
+            text = r["question"] + "".join(options(r))
+            assert src.traditional_text(text), (r["id"], [c for c in text if src.u.is_simplified_only(c)])
+            assert r["source"].startswith(("tshet-uinh", "Unihan")) and r["citation"] and r["explanation"]
+        assert len({r["id"] for r in rows}) == len(rows)
 
 
 def _sha(path: Path) -> str:

@@ -55,6 +55,11 @@ class Sources:
         counts = {ch: self.corpus.frequency(ch) for ch in self.corpus.char_freq}
         return Frequencies(counts, f"classics corpus ({classics.SOURCE_LABEL})")
 
+    def traditional_text(self, text: str) -> bool:
+        """No simplified-only graph (Unihan kTraditionalVariant) in the text: the 廣韻 data writes a few
+        spellers and glosses with graphs such as 与, 兹, 兖, 毁, which would mix scripts in an item."""
+        return not any(self.u.is_simplified_only(ch) for ch in text)
+
     def freq(self, ch: str) -> int:
         """Occurrences in the classics corpus (variant forms merged)."""
         return self.corpus.frequency(ch)

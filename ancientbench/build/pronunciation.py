@@ -15,7 +15,9 @@ as 《廣韻》中「東」字的反切是？ (德紅切 / 徒紅切 / 薄紅切
 * **Checker** (:func:`distractor_problem`): a distractor 反切 is rejected if its 小韻 has the 音韻地位 of any
   reading of the target (廣韻 has duplicate 小韻 that spell one syllable twice), if the target is in its
   小韻, if ``執行反切`` over any readings of its spellers can give a 音韻地位 of the target, if it is spelled
-  like the answer, or if it contains the target character; a 小韻 without a valid 地位 is inconclusive.
+  like the answer, or if it contains the target character or a simplified-only graph (与, 兹: the item
+  would mix scripts); a 小韻 without a valid 地位 is inconclusive. Targets whose own 反切 has such a graph
+  are dropped (``simplified_graph_in_fanqie``).
 * Distractors that read like the target in Mandarin come first (:func:`modern_match`), and among valid
   triples the one that keeps surface strategies at chance is chosen
   (:func:`ancientbench.build.charpool.pick_balanced`): the audit's plus "read the 反切 in Mandarin"
@@ -110,6 +112,8 @@ def distractor_problem(src: Sources, char: str, xiaoyun: str) -> str | None:
         return "same_spelling_as_a_reading"
     if char in head.fanqie:
         return "contains_the_character"
+    if not src.traditional_text(head.fanqie):
+        return "simplified_graph_in_fanqie"
     spelled = g.fanqie_statuses(head.fanqie[0], head.fanqie[1])
     if spelled and spelled & g.statuses_of(char):
         return "spelling_can_give_a_reading"
@@ -139,6 +143,9 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
         r = g.readings(ch)[0]
         if len(r.fanqie) != 2:
             dropped["malformed_fanqie"] += 1
+            continue
+        if not src.traditional_text(r.fanqie):
+            dropped["simplified_graph_in_fanqie"] += 1
             continue
         spelled = g.fanqie_statuses(r.fanqie[0], r.fanqie[1])
         if not spelled or r.status not in spelled:

@@ -65,8 +65,8 @@ def usable_gloss(src: Sources, char: str) -> tuple[str, Reading] | None:
         closed = text.split("也")[:-1]  # definitions closed by 也 ('A也B也C' -> ['A', 'B'])
         closed = [d for d in closed if d]
         option = "".join(f"{d}也" for d in closed[:2]) if closed else text
-        if not re.fullmatch(r"[\u3400-\u9fff\U00020000-\U0003ffff]+", option):
-            continue
+        if not re.fullmatch(r"[\u3400-\u9fff\U00020000-\U0003ffff]+", option) or not src.traditional_text(option):
+            continue  # only ideographs, and no simplified-only graph (与, 毁) that would mix scripts
         if MIN_LEN <= len(option) <= MAX_LEN and option != "也":
             return option, r
     return None
