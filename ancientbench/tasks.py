@@ -57,13 +57,28 @@ def get_task(name: str) -> Task:
 
 
 def resolve_tasks(names: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
-    """Expand a user's task list (task names, competency names or 'all') into task names, in registry order."""
+    """Expand a user's task list into task names, in registry order.
+
+    Accepts task names, competency names, ``competency:NAME`` and ``all``. A task name wins over a
+    competency of the same name (``pronunciation`` is both): write ``competency:pronunciation`` for the three
+    pronunciation tasks.
+    """
     if not names or list(names) == ["all"]:
         return TASK_NAMES
     wanted: set[str] = set()
     for n in names:
-        if n in COMPETENCY_TASKS:
+        comp = n.split(":", 1)[1] if n.startswith("competency:") else None
+        if comp is not None:
+            if comp not in COMPETENCY_TASKS:
+                raise ValueError(f"unknown competency {comp!r}; valid: {', '.join(COMPETENCIES)}")
+            wanted.update(COMPETENCY_TASKS[comp])
+        elif n in TASK_BY_NAME:
+            wanted.add(n)
+        elif n in COMPETENCY_TASKS:
             wanted.update(COMPETENCY_TASKS[n])
         else:
-            wanted.add(get_task(n).name)
+            raise ValueError(
+                f"unknown task {n!r}; valid tasks: {', '.join(TASK_NAMES)}; competencies: "
+                f"{', '.join(COMPETENCIES)} (or competency:NAME)"
+            )
     return tuple(t for t in TASK_NAMES if t in wanted)

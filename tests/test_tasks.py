@@ -1,0 +1,34 @@
+"""The task registry: ten tasks, four competencies, and how user task lists are resolved."""
+
+import pytest
+
+from ancientbench.tasks import COMPETENCIES, COMPETENCY_TASKS, TASK_NAMES, TASK_TO_COMPETENCY, resolve_tasks
+
+
+def test_registry_matches_the_paper():
+    assert len(TASK_NAMES) == 10
+    assert COMPETENCIES == ("glyph", "pronunciation", "meaning", "context")
+    assert COMPETENCY_TASKS == {
+        "glyph": ("radical", "radical_meaning"),
+        "pronunciation": ("pronunciation", "phonetic_radical", "homophone"),
+        "meaning": ("excdoc_word", "tradoc_word"),
+        "context": ("cloze", "phonetic_loan", "translation"),
+    }
+    assert TASK_TO_COMPETENCY["phonetic_loan"] == "context"
+
+
+def test_task_name_wins_over_competency_of_the_same_name():
+    assert resolve_tasks(["pronunciation"]) == ("pronunciation",)
+    assert resolve_tasks(["competency:pronunciation"]) == ("pronunciation", "phonetic_radical", "homophone")
+
+
+def test_competencies_expand_and_keep_registry_order():
+    assert resolve_tasks(["cloze", "glyph"]) == ("radical", "radical_meaning", "cloze")
+    assert resolve_tasks(None) == TASK_NAMES
+    assert resolve_tasks(["all"]) == TASK_NAMES
+
+
+@pytest.mark.parametrize("bad", ["radicals", "competency:syntax"])
+def test_unknown_names_are_rejected_with_the_valid_ones(bad):
+    with pytest.raises(ValueError, match="valid"):
+        resolve_tasks([bad])
