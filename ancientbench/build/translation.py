@@ -15,7 +15,7 @@ TASK = "translation"
 DEV_KEYS: tuple[str, ...] = (
     "lunyu-xueer-001",
     "lunyu-xueer-005",
-    "lunyu-weizheng-004",
+    "daxue-daxue-029",
     "mengzi-lianghuiwangshang-001",
     "mengzi-lianghuiwangshang-004",
 )
@@ -23,7 +23,10 @@ DEV_KEYS: tuple[str, ...] = (
 
 def question(entry) -> str:
     ctx = entry["context"]
-    return in_script("下列哪一項是「", item_script(ctx)) + ctx + in_script("」的正確現代漢語翻譯？", item_script(ctx))
+    # The script is judged on the whole item (context and the four translations): a short context often has
+    # no graph that differs between the scripts, while the translations always do.
+    script = item_script(ctx + entry["answer"] + "".join(entry["distractors"]))
+    return in_script("下列哪一項是「", script) + ctx + in_script("」的正確現代漢語翻譯？", script)
 
 
 def build(ctx):
