@@ -7,7 +7,7 @@ import pytest
 
 from ancientbench.cli import main
 
-from conftest import FIXTURE_TASKS, N_TEST, read_jsonl
+from support import FIXTURE_TASKS, N_TEST, read_jsonl
 
 
 def test_eval_cli_zero_and_five_shot(tiny_qwen2, fixture_data, tmp_path, capsys):

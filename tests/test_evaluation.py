@@ -11,7 +11,7 @@ from ancientbench.prompts import TEMPLATE_SHA256, TEMPLATE_VERSION
 from ancientbench.schema import DataError, write_jsonl
 from ancientbench.tasks import LETTERS
 
-from conftest import FIXTURE_TASKS, N_TEST, read_jsonl
+from support import FIXTURE_TASKS, N_TEST, read_jsonl
 
 TASKS = list(FIXTURE_TASKS)
 

@@ -9,7 +9,7 @@ from ancientbench import scoring
 from ancientbench.prompts import PromptParts, build_prompt
 from ancientbench.scoring import score_items, score_task
 
-from conftest import make_item
+from support import make_item
 
 
 @pytest.fixture(scope="module")

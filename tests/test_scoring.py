@@ -11,7 +11,7 @@ from ancientbench.scoring import ContextLengthError, LetterTokenError, score_ite
 from ancientbench.tasks import LETTERS
 from ancientbench.tiny import build_tiny_model, train_bytelevel_tokenizer
 
-from conftest import FIXTURE_CHARS, make_item
+from support import FIXTURE_CHARS, make_item
 
 
 def prompts_for(items, shots, task="cloze", style="bare"):
