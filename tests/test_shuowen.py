@@ -1,0 +1,131 @@
+"""說文 agreement figures and the user-built 說文 variant configs (built from ../shared/sources/shuowen)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from ancientbench import DATASET_PATH
+from ancientbench.build import BuildContext, shuowen
+from ancientbench.build.common import SourceMissing, write_result
+from ancientbench.schema import load_split, read_jsonl, split_file, validate_rows
+from ancientbench.tasks import LETTERS
+
+REPO = Path(__file__).resolve().parents[1]
+SHUOWEN = REPO.parent / "shared" / "sources" / "shuowen"
+SOURCES = REPO / ".sources"
+
+
+def test_analyse_parses_the_phonetic_clause():
+    a = shuowen.analyse("水。出蜀湔氐徼外崏山，入海。从水工聲。")
+    assert a.phonetic == "工" and a.semantic == ("水",)
+    a = shuowen.analyse("正也。从攴从正，正亦聲。")
+    assert a.phonetic is None and a.yisheng == ("正",)
+    a = shuowen.analyse("哀聲也。从吅，獄省聲。凡哭之屬皆从哭。")  # the 聲 of the gloss is not an analysis
+    assert a.phonetic is None and a.shengsheng == ("獄",) and a.plain == ()
+
+
+def test_missing_folder_says_what_to_pass(tmp_path):
+    with pytest.raises(SourceMissing, match="shuowenjiezi/shuowen"):
+        shuowen.load(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def sw():
+    if not (SHUOWEN / "data").is_dir():
+        pytest.skip(f"說文 data not found at {SHUOWEN} (the shared reference sources are absent)")
+    return shuowen.load(SHUOWEN)
+
+
+@pytest.fixture(scope="module")
+def variants(sw, tmp_path_factory):
+    from ancientbench.build import _extra_builds
+
+    try:
+        ctx = BuildContext(sources_dir=SOURCES, shuowen_dir=SHUOWEN)
+        (results,) = list(_extra_builds(ctx))  # the path `ancientbench build --shuowen DIR` takes
+        results = list(results)
+    except SourceMissing as e:
+        pytest.skip(f"a build source is not installed: {e}")
+    out = tmp_path_factory.mktemp("variants")
+    for r in results:
+        write_result(r, out)
+    return out, {r.config: r for r in results}
+
+
+def test_variant_configs_are_built_with_base_tasks(variants):
+    out, results = variants
+    expected = {
+        "pronunciation_shuowen": "pronunciation",
+        "radical_shuowen": "radical",
+        "phonetic_radical_shuowen": "phonetic_radical",
+        "radical_meaning_shuowen": "radical_meaning",
+    }
+    assert set(results) == set(expected)
+    for config, task in expected.items():
+        r = results[config]
+        assert r.task == task and len(r.dev) == 5
+        assert sum(r.dropped.values()) + len(r.test) + len(r.dev) == r.candidates
+        rows = validate_rows(read_jsonl(split_file(out, config, "test")), config, task=task)
+        assert len(rows) >= (300 if task == "radical_meaning" else 3000), config
+        assert all(row["id"].startswith(config + "-") for row in rows)
+        assert {row["id"] for row in r.dev}.isdisjoint(row["id"] for row in rows)
+
+
+def test_variant_answers_and_distractors_check_against_shuowen(variants, sw):
+    from ancientbench.build import guangyun
+
+    out, results = variants
+    gy = guangyun.load()
+    for row in results["pronunciation_shuowen"].test[:400]:
+        ch = row["question"].split("「", 1)[1][0]
+        assert row[row["answer"]] == sw.get(ch)[0].pronunciation
+        forbidden = gy.statuses_of(ch)
+        for d in (row[L] for L in LETTERS if L != row["answer"]):
+            assert not (gy.fanqie_statuses(d[0], d[1]) & forbidden), (ch, d)
+    for row in results["radical_shuowen"].test:
+        ch = row["question"].split("「", 1)[1][0]
+        rads = {e.radical for e in sw.get(ch)}
+        assert row[row["answer"]] in rads
+        assert all(row[L] not in rads and row[L] in sw.sections for L in LETTERS if L != row["answer"])
+    for row in results["phonetic_radical_shuowen"].test:
+        ch = row["question"].split("「", 1)[1][0]
+        a = shuowen.analyse(sw.get(ch)[0].explanation)
+        assert row[row["answer"]] == a.phonetic
+        called = set(a.plain) | set(a.yisheng) | set(a.shengsheng)
+        assert all(row[L] not in called for L in LETTERS if L != row["answer"])
+    heads = {e.wordhead: shuowen._gloss(e) for e in sw.section_heads()}
+    for row in results["radical_meaning_shuowen"].test:
+        head = row["question"].split("「", 1)[1][0]
+        assert row[row["answer"]] == heads[head]
+
+
+def test_variants_pass_the_audit(variants):
+    from ancientbench import audit
+
+    out, _ = variants
+    report = audit.audit_folder(out, sources_dir=SOURCES)
+    for config, entry in report["configs"].items():
+        assert entry["violations"] == [], (config, entry["violations"])
+
+
+def test_agreement_with_committed_answers(sw, capsys):
+    from ancientbench import audit
+
+    for task in ("phonetic_radical", "radical", "pronunciation"):
+        if not split_file(DATASET_PATH, task, "test").is_file():
+            pytest.skip(f"committed {task} data absent")
+    figs = shuowen.agreement(DATASET_PATH, SHUOWEN)
+    assert figs["phonetic_radical"]["compared"] > 2000 and figs["phonetic_radical"]["rate"] > 0.9
+    assert figs["radical"]["compared"] > 2000 and 0.5 < figs["radical"]["rate"] < 1.0  # 214 Kangxi vs 540 部
+    assert 0.5 < figs["pronunciation_spelling"]["rate"] < figs["pronunciation_status"]["rate"] <= 1.0
+    n = len(load_split(DATASET_PATH, "phonetic_radical", "test")) + len(load_split(DATASET_PATH, "phonetic_radical", "dev"))
+    assert figs["phonetic_radical_special"]["compared"] <= n
+    p = argparse.ArgumentParser()
+    audit.add_arguments(p)
+    assert audit.run(p.parse_args(["phonetic_radical", "--shuowen", str(SHUOWEN), "--json", "--sources", str(SOURCES)])) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["agreement"]["phonetic_radical"] == figs["phonetic_radical"]
