@@ -90,6 +90,12 @@ def render_yaml(folder: str | Path, rows: dict | None = None) -> str:
                 out += [f"  - name: {f}", "    dtype: string"]
         else:
             out.append("  features: *features")
+        # Split sizes and the data files' bytes: datasets keys its cache of a card-configured folder on this
+        # YAML alone, so these figures are what makes a rebuilt config load fresh rather than from a stale cache.
+        out.append("  splits:")
+        for split, path in split_paths(folder, t):
+            out += [f"  - name: {split}", f"    num_examples: {len(rows[t][split])}"]
+        out.append(f"  download_size: {sum((Path(folder) / path).stat().st_size for _, path in split_paths(folder, t))}")
     out.append("---")
     return "\n".join(out) + "\n"
 
