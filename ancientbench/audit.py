@@ -21,6 +21,7 @@ when a bound is broken.
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import math
 import unicodedata
@@ -105,7 +106,20 @@ WARNING_STRATEGIES: dict[str, Strategy] = {
     "shortest": _shortest,
     "rarest_char": _rarest_char,
 }
-STRATEGIES: dict[str, Strategy] = {**BOUNDED_STRATEGIES, **WARNING_STRATEGIES}
+STRATEGIES: dict[str, Strategy] = {**BOUNDED_STRATEGIES, **WARNING_STRATEGIES}  # what the builders balance
+
+
+def _most_central(q, opts, f):
+    # The option most similar to the other three: the answer wins when every distractor is the answer
+    # with one small edit (the artifact the translation task's 2x2 distractor design exists to prevent).
+    return [sum(difflib.SequenceMatcher(None, o, p, autojunk=False).ratio() for p in opts if p is not o) for o in opts]
+
+
+# Also audited and bounded, but not part of the builders' balancing (their options are single graphs or
+# short spellings, where it sits at chance by construction; the audit checks that it does).
+SIMILARITY_STRATEGIES: dict[str, Strategy] = {"most_central": _most_central}
+AUDIT_STRATEGIES: dict[str, Strategy] = {**STRATEGIES, **SIMILARITY_STRATEGIES}
+AUDIT_BOUNDED: tuple[str, ...] = (*BOUNDED_STRATEGIES, *SIMILARITY_STRATEGIES)
 
 
 def strategy_credit(scores: Sequence[float], gold: int) -> float:
@@ -122,7 +136,7 @@ def credits(question: str, options: Sequence[str], gold: int, freq: Frequencies,
 
 
 def row_credits(row: Mapping[str, str], freq: Frequencies) -> dict[str, float]:
-    return credits(row["question"], [row[L] for L in LETTERS], LETTERS.index(row["answer"]), freq)
+    return credits(row["question"], [row[L] for L in LETTERS], LETTERS.index(row["answer"]), freq, AUDIT_STRATEGIES)
 
 
 def corpus_frequencies(sources_dir: str | Path | None = None) -> Frequencies | None:
@@ -169,7 +183,7 @@ def audit_rows(rows: Sequence[Mapping[str, str]], freq: Frequencies) -> dict:
     totals = Counter()
     for r in rows:
         totals.update(row_credits(r, freq))
-    acc = {name: (totals[name] / n if n else 0.0) for name in STRATEGIES}
+    acc = {name: (totals[name] / n if n else 0.0) for name in AUDIT_STRATEGIES}
     return {"n": n, "balance": balance, "strategies": acc}
 
 
@@ -196,7 +210,7 @@ def audit_folder(
         for L, share in entry["balance"].items():
             if test and abs(share - 0.25) > BALANCE_TOLERANCE + 1e-12:
                 violations.append(f"answer {L} = {share:.1%} (outside 25% ± {BALANCE_TOLERANCE:.1%})")
-        for name in BOUNDED_STRATEGIES:
+        for name in AUDIT_BOUNDED:
             if entry["strategies"][name] > TRIVIAL_BOUND + 1e-12:
                 violations.append(f"{name} = {entry['strategies'][name]:.1%} (> {TRIVIAL_BOUND:.0%})")
         minimum = MIN_TEST_SIZES.get(c)
@@ -214,7 +228,7 @@ def audit_folder(
 
 def format_table(report: dict) -> str:
     """A Markdown table of the audit (percentages), with violations and agreement figures below it."""
-    names = list(STRATEGIES)
+    names = list(AUDIT_STRATEGIES)
     head = ["config", "test", "dev", *[f"{L}%" for L in LETTERS], *names, "ok"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for c, e in report["configs"].items():
@@ -224,7 +238,7 @@ def format_table(report: dict) -> str:
         cells.append("yes" if not e["violations"] else "NO")
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append(f"Bounds: each letter {report['bounds']['balance']}; {', '.join(BOUNDED_STRATEGIES)} "
+    lines.append(f"Bounds: each letter {report['bounds']['balance']}; {', '.join(AUDIT_BOUNDED)} "
                  f"{report['bounds']['trivial']} (* = reverse strategy, reported as a warning only).")
     lines.append(f"Character frequencies: {report['frequency_source']}.")
     for c, e in report["configs"].items():

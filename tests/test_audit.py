@@ -107,3 +107,21 @@ def test_variant_configs_keep_their_base_task(tmp_path):
 
 def test_empty_folder_is_an_error(tmp_path, capsys):
     assert _main(["--data", str(tmp_path)]) == 2
+
+
+def test_most_central_catches_one_edit_distractors(tmp_path):
+    # every distractor is the answer with one edit in a different place: the answer is the most central option
+    answer = "學了又按時溫習它不也很愉快嗎"
+    options = [answer, "學了又按時溫習它不也很痛苦嗎", "學了不按時溫習它不也很愉快嗎", "聽了又按時溫習它不也很愉快嗎"]
+    c = audit.credits("題", options, 0, FREQ, audit.AUDIT_STRATEGIES)
+    assert c["most_central"] == 1.0
+    rows = [_row(i, "translation", f"題{i}", options[i % 4:] + options[: i % 4], LETTERS[(-i) % 4]) for i in range(40)]
+    assert all(r[r["answer"]] == answer for r in rows)
+    _write(tmp_path, "translation", rows)
+    entry = audit.audit_folder(tmp_path, freq=FREQ)["configs"]["translation"]
+    assert entry["strategies"]["most_central"] == 1.0
+    assert any(v.startswith("most_central = 100.0%") for v in entry["violations"])
+    # the 2x2 design (E1, E2, E1+E2) puts every option at the same distance from the others
+    two_by_two = [answer, "學了又按時溫習它不也很痛苦嗎", "聽了又按時溫習它不也很愉快嗎", "聽了又按時溫習它不也很痛苦嗎"]
+    c = audit.credits("題", two_by_two, 0, FREQ, audit.AUDIT_STRATEGIES)
+    assert c["most_central"] < 1.0
