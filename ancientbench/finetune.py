@@ -1,15 +1,487 @@
-"""``ancientbench finetune``: full fine-tuning of a causal LM on the instruction data, then evaluation beside its base."""
+"""``ancientbench finetune``: full fine-tuning of a causal LM on the instruction data, then evaluation beside its base.
+
+Owns the paper's fine-tuned baseline recipe (Yi1.5-9B-Chat -> Yi1.5-9B-Ancient: full fine-tuning, batch size 2,
+learning rate 1e-5) as a tool for any causal LM:
+
+* **Data**: the folder written by ``ancientbench finetune-data`` (``data/<kind>/{train,validation}.jsonl``).
+  Each pair becomes a prompt (instruction, then the input on its own line) and a completion (the output).
+  With the tokenizer's chat template (``--template auto`` when it has one) the prompt is a user turn
+  rendered with ``add_generation_prompt=True`` and the completion is the rest of the rendered conversation
+  (the assistant's answer and the template's end-of-turn tokens); without one, a plain template
+  (:data:`PLAIN_PROMPT`) and the EOS token. Labels are ``-100`` over the prompt (and padding), so the loss
+  is on the output tokens only.
+* **Training**: the ``transformers`` Trainer. Weights are loaded in float32 and trained with bf16 autocast
+  where the device supports it (``--bf16`` auto), so the optimizer updates fp32 master weights (a learning rate
+  of 1e-5 is below bf16's resolution for most weights); ``--model-dtype bfloat16`` trades that for memory.
+  ``--gradient-checkpointing``; multi-GPU by launching with ``accelerate launch -m ancientbench.cli finetune
+  ...`` (``configs/accelerate_multi_gpu.yaml``) or with ``--deepspeed configs/deepspeed_zero3.json``.
+* **Checkpoints**: ``<output>/checkpoints/checkpoint-<step>`` every ``--save-steps`` (model, optimizer,
+  scheduler, RNG states; the last ``--save-total-limit`` kept). ``--resume`` continues from the last one (or
+  ``--resume PATH`` from a given one); an output folder that already holds checkpoints is never silently
+  overwritten.
+* **Result**: the model and tokenizer in ``<output>/<name>/`` (default name ``<base>-ancient``) with
+  ``ancientbench_finetune.json`` (arguments, data figures, training metrics); ``<output>/train_log.json``.
+* **Evaluation**: ``ancientbench eval`` of the base model and of the fine-tuned one on the same tasks, shots
+  and limit (``<output>/eval/``), then the paired comparison (``ancientbench compare``, fine-tuned = A, base
+  = B) printed and saved as ``<output>/eval/compare_<k>shot.{json,txt}``. Only the main process evaluates.
+"""
 
 from __future__ import annotations
 
 import argparse
+import inspect
+import json
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+PLAIN_PROMPT = "### 指令：\n{instruction}\n\n### 回答：\n"  # the plain template when the tokenizer has no chat template
+IGNORE_INDEX = -100
+
+
+class FinetuneError(RuntimeError):
+    """Bad arguments or data for a fine-tuning run; the message says what to change."""
+
+
+# ------------------------------------------------------------------------------------------- encoding
+
+
+def user_message(instruction: str, inp: str) -> str:
+    """The user turn of a pair: the instruction, then the input on its own line when there is one."""
+    return f"{instruction}\n{inp}" if inp.strip() else instruction
+
+
+def uses_chat_template(tokenizer, template: str = "auto") -> bool:
+    if template not in ("auto", "chat", "plain"):
+        raise FinetuneError(f"--template must be auto, chat or plain, got {template!r}")
+    has = bool(getattr(tokenizer, "chat_template", None))
+    if template == "chat" and not has:
+        raise FinetuneError("--template chat: this tokenizer has no chat template; use --template plain or auto")
+    return has if template == "auto" else template == "chat"
+
+
+def render(tokenizer, instruction: str, inp: str, output: str, chat: bool) -> tuple[str, str]:
+    """(prompt text, completion text) of one pair; prompt + completion is the full training text."""
+    user = user_message(instruction, inp)
+    if not chat:
+        return PLAIN_PROMPT.format(instruction=user), output
+    messages = [{"role": "user", "content": user}]
+    prompt = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    full = tokenizer.apply_chat_template(messages + [{"role": "assistant", "content": output}], tokenize=False)
+    if not full.startswith(prompt):
+        raise FinetuneError(
+            "the chat template renders the conversation with a different prefix than the generation prompt "
+            "(e.g. it rewrites earlier turns), so the prompt cannot be masked exactly; use --template plain"
+        )
+    return prompt, full[len(prompt):]
+
+
+def encode_pairs(tokenizer, pairs: Sequence, *, chat: bool, max_length: int, batch: int = 1000) -> tuple[list[dict], int]:
+    """Token ids and labels of each pair (labels -100 over the prompt). Returns (examples, number truncated).
+
+    The full text (prompt + completion) is tokenized in one piece, as the model will see it, and a fast
+    tokenizer's offsets tell which tokens belong to the completion: those from the first token that starts
+    at or after the end of the prompt (a token straddling the boundary stays with the prompt). A tokenizer
+    without offsets tokenizes the two parts separately. Special tokens: in chat mode the template writes them
+    (nothing is added); in plain mode the tokenizer adds its own (BOS) and EOS ends the completion.
+    """
+    examples: list[dict] = []
+    truncated = 0
+    eos = [tokenizer.eos_token_id] if (not chat and tokenizer.eos_token_id is not None) else []
+    fast = bool(getattr(tokenizer, "is_fast", False))
+    for start in range(0, len(pairs), batch):
+        texts = [render(tokenizer, p.instruction, p.input, p.output, chat) for p in pairs[start : start + batch]]
+        if fast:
+            enc = tokenizer([a + b for a, b in texts], add_special_tokens=not chat, return_offsets_mapping=True)
+            rows = []
+            for ids, offsets, (prompt, _) in zip(enc["input_ids"], enc["offset_mapping"], texts):
+                cut = next((i for i, (a, b) in enumerate(offsets) if a >= len(prompt) and b > a), len(ids))
+                rows.append((ids[:cut], ids[cut:]))
+        else:
+            bos = [tokenizer.bos_token_id] if (not chat and _adds_bos(tokenizer)) else []
+            prompts = tokenizer([t[0] for t in texts], add_special_tokens=False)["input_ids"]
+            completions = tokenizer([t[1] for t in texts], add_special_tokens=False)["input_ids"]
+            rows = [(bos + a, b) for a, b in zip(prompts, completions)]
+        for p_ids, c_ids in rows:
+            c_ids = c_ids + eos
+            ids = p_ids + c_ids
+            labels = [IGNORE_INDEX] * len(p_ids) + c_ids
+            if len(ids) > max_length:
+                truncated += 1
+                ids, labels = ids[:max_length], labels[:max_length]
+            if all(lab == IGNORE_INDEX for lab in labels):
+                continue  # the prompt alone fills max_length: nothing to learn from this pair
+            examples.append({"input_ids": ids, "attention_mask": [1] * len(ids), "labels": labels})
+    return examples, truncated
+
+
+def _adds_bos(tokenizer) -> bool:
+    if tokenizer.bos_token_id is None:
+        return False
+    ids = tokenizer("a")["input_ids"]
+    return bool(ids) and ids[0] == tokenizer.bos_token_id
+
+
+class ListDataset:
+    """A map-style dataset over encoded examples (what the Trainer's sampler and collator need)."""
+
+    def __init__(self, examples: list[dict]):
+        self.examples = examples
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+    def __getitem__(self, i: int) -> dict:
+        return self.examples[i]
+
+
+# ------------------------------------------------------------------------------------------ training
+
+
+def bf16_supported() -> bool:
+    import torch
+
+    if torch.cuda.is_available():
+        return torch.cuda.is_bf16_supported()
+    from .models import npu_available
+
+    return npu_available()
+
+
+def last_checkpoint(folder: Path) -> str | None:
+    from transformers.trainer_utils import get_last_checkpoint
+
+    return get_last_checkpoint(str(folder)) if folder.is_dir() else None
+
+
+def _training_args(**kw):
+    """TrainingArguments across transformers 4.40 - 5.x (renamed and added options mapped or dropped)."""
+    from transformers import TrainingArguments
+
+    params = inspect.signature(TrainingArguments.__init__).parameters
+    if "activation_checkpointing" in params and "gradient_checkpointing" in kw:
+        kw["activation_checkpointing"] = kw.pop("gradient_checkpointing")
+        kw["activation_checkpointing_kwargs"] = kw.pop("gradient_checkpointing_kwargs")
+    if "warmup_ratio" in kw and (isinstance(kw["warmup_ratio"], float) and "warmup_ratio" not in params):
+        kw["warmup_steps"] = kw.pop("warmup_ratio")  # v5: a float in [0, 1) is a ratio
+    if "eval_strategy" not in params and "eval_strategy" in kw:
+        kw["evaluation_strategy"] = kw.pop("eval_strategy")
+    for optional in ("enable_jit_checkpoint", "average_tokens_across_devices"):
+        if optional not in params:
+            kw.pop(optional, None)
+    return TrainingArguments(**kw)
+
+
+def is_main_process() -> bool:
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def default_name(model: str) -> str:
+    from .models import model_slug
+
+    return f"{model_slug(model)}-ancient"
+
+
+def finetune(
+    model: str,
+    data: str | Path,
+    output: str | Path,
+    *,
+    name: str | None = None,
+    epochs: float = 1.0,
+    batch_size: int = 2,
+    grad_accum: int = 1,
+    lr: float = 1e-5,
+    bf16: bool | None = None,
+    model_dtype: str = "auto",
+    gradient_checkpointing: bool = False,
+    max_steps: int = -1,
+    max_length: int = 1024,
+    save_steps: int = 500,
+    save_total_limit: int = 2,
+    logging_steps: int = 10,
+    warmup_ratio: float = 0.03,
+    lr_scheduler: str = "cosine",
+    weight_decay: float = 0.0,
+    seed: int = 42,
+    template: str = "auto",
+    kinds: Sequence[str] | None = None,
+    resume: bool | str = False,
+    deepspeed: str | None = None,
+    trust_remote_code: bool = False,
+    use_cpu: bool = False,
+    eval_shots: Sequence[int] = (0, 5),
+    eval_tasks: Sequence[str] | None = None,
+    eval_limit: int | None = None,
+    eval_data: str | Path | None = None,
+    eval_batch_size: int = 8,
+    eval_chat: bool = False,
+    callbacks: Sequence = (),
+    progress: bool = True,
+) -> dict:
+    """Fine-tune ``model`` on the pairs in ``data``, save it, evaluate it beside the base; returns a summary."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, DataCollatorForSeq2Seq, Trainer
+
+    from .finetune_data import KIND_NAMES, FinetuneDataError, load_pairs
+
+    output = Path(output)
+    ckpt_dir = output / "checkpoints"
+    final_dir = output / (name or default_name(model))
+    for k in kinds or ():
+        if k not in KIND_NAMES:
+            raise FinetuneError(f"unknown kind {k!r}; valid: {', '.join(KIND_NAMES)}")
+    if batch_size < 1 or grad_accum < 1 or lr <= 0 or max_length < 8:
+        raise FinetuneError("--batch-size and --grad-accum must be >= 1, --lr > 0, --max-length >= 8")
+    resume_from = None
+    if resume:
+        resume_from = str(resume) if isinstance(resume, str) else last_checkpoint(ckpt_dir)
+        if resume_from is None:
+            print(f"--resume: no checkpoint in {ckpt_dir} yet; starting from the base model", file=sys.stderr)
+        elif not Path(resume_from).is_dir():
+            raise FinetuneError(f"--resume {resume_from}: no such checkpoint folder")
+    elif last_checkpoint(ckpt_dir) is not None:
+        raise FinetuneError(f"{ckpt_dir} already holds checkpoints: pass --resume to continue that run, or use another --output")
+
+    # -- data ----------------------------------------------------------------------------------------
+    train_pairs = [p for p in load_pairs(data, "train") if not kinds or p.kind in kinds]
+    try:
+        val_pairs = [p for p in load_pairs(data, "validation") if not kinds or p.kind in kinds]
+    except FinetuneDataError:  # no validation files (a very small build): train without a validation loss
+        val_pairs = []
+    if not train_pairs:
+        raise FinetuneError(f"{data}: no training pairs" + (f" of kinds {', '.join(kinds)}" if kinds else ""))
+    tokenizer = AutoTokenizer.from_pretrained(model, trust_remote_code=trust_remote_code)
+    saved_padding_side = tokenizer.padding_side
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token if tokenizer.eos_token is not None else tokenizer.unk_token
+    if tokenizer.pad_token is None:
+        raise FinetuneError(f"tokenizer of {model} has no pad, eos or unk token to pad with")
+    tokenizer.padding_side = "right"  # training pads on the right; scoring sets left padding itself
+    chat = uses_chat_template(tokenizer, template)
+    train_examples, truncated = encode_pairs(tokenizer, train_pairs, chat=chat, max_length=max_length)
+    val_examples, _ = encode_pairs(tokenizer, val_pairs, chat=chat, max_length=max_length)
+
+    # -- model and trainer ---------------------------------------------------------------------------------
+    use_bf16 = bf16_supported() if bf16 is None else bool(bf16)
+    if use_bf16 and not use_cpu and not bf16_supported() and torch.cuda.is_available():
+        raise FinetuneError("--bf16: this GPU does not support bfloat16; use --no-bf16")
+    args = _training_args(
+        output_dir=str(ckpt_dir),
+        per_device_train_batch_size=batch_size,
+        per_device_eval_batch_size=batch_size,
+        gradient_accumulation_steps=grad_accum,
+        learning_rate=lr,
+        num_train_epochs=epochs,
+        max_steps=max_steps,
+        lr_scheduler_type=lr_scheduler,
+        warmup_ratio=float(warmup_ratio),
+        weight_decay=weight_decay,
+        bf16=use_bf16,
+        gradient_checkpointing=gradient_checkpointing,
+        gradient_checkpointing_kwargs={"use_reentrant": False} if gradient_checkpointing else None,
+        logging_steps=logging_steps,
+        save_strategy="steps",
+        save_steps=save_steps,
+        save_total_limit=save_total_limit,
+        eval_strategy="steps" if val_examples else "no",
+        eval_steps=save_steps if val_examples else None,
+        report_to="none",
+        seed=seed,
+        data_seed=seed,
+        remove_unused_columns=False,
+        deepspeed=deepspeed,
+        use_cpu=use_cpu,
+        disable_tqdm=not progress,
+        enable_jit_checkpoint=True,  # SIGTERM (preemption) saves a checkpoint first, so --resume loses nothing
+        dataloader_num_workers=0,
+        ddp_find_unused_parameters=False,  # full fine-tuning: every parameter gets a gradient
+    )  # created before the model, so that DeepSpeed ZeRO-3 partitions the weights while loading
+    dtype = {"auto": torch.float32, "float32": torch.float32, "bfloat16": torch.bfloat16}.get(model_dtype)
+    if dtype is None:
+        raise FinetuneError(f"--model-dtype must be auto, float32 or bfloat16, got {model_dtype!r}")
+    try:
+        lm = AutoModelForCausalLM.from_pretrained(model, dtype=dtype, trust_remote_code=trust_remote_code)
+    except TypeError as err:  # transformers < 4.56 calls it torch_dtype
+        if "dtype" not in str(err):
+            raise
+        lm = AutoModelForCausalLM.from_pretrained(model, torch_dtype=dtype, trust_remote_code=trust_remote_code)
+    if gradient_checkpointing:
+        lm.config.use_cache = False
+    collator = DataCollatorForSeq2Seq(tokenizer, padding=True, label_pad_token_id=IGNORE_INDEX,
+                                      pad_to_multiple_of=8 if use_bf16 else None)
+    # the tokenizer goes with every checkpoint, so a checkpoint folder loads (and evaluates) on its own
+    tok_kw = "processing_class" if "processing_class" in inspect.signature(Trainer.__init__).parameters else "tokenizer"
+    trainer = Trainer(
+        model=lm,
+        args=args,
+        train_dataset=ListDataset(train_examples),
+        eval_dataset=ListDataset(val_examples) if val_examples else None,
+        data_collator=collator,
+        callbacks=list(callbacks),
+        **{tok_kw: tokenizer},
+    )
+    result = trainer.train(resume_from_checkpoint=resume_from)
+    trainer.save_model(str(final_dir))  # gathers ZeRO-3 shards (stage3_gather_16bit_weights_on_model_save)
+    main = trainer.is_world_process_zero()
+    summary = {
+        "base_model": model,
+        "model": str(final_dir),
+        "data": str(data),
+        "template": "chat" if chat else "plain",
+        "train_pairs": len(train_pairs),
+        "train_examples": len(train_examples),
+        "validation_examples": len(val_examples),
+        "truncated_examples": truncated,
+        "global_step": trainer.state.global_step,
+        "resumed_from": resume_from,
+        "train_metrics": {k: v for k, v in result.metrics.items() if isinstance(v, (int, float))},
+        "log_history": trainer.state.log_history,
+        "settings": {
+            "epochs": epochs, "batch_size": batch_size, "grad_accum": grad_accum, "lr": lr, "bf16": use_bf16,
+            "model_dtype": str(dtype).replace("torch.", ""), "gradient_checkpointing": gradient_checkpointing,
+            "max_steps": max_steps, "max_length": max_length, "save_steps": save_steps, "warmup_ratio": warmup_ratio,
+            "lr_scheduler": lr_scheduler, "weight_decay": weight_decay, "seed": seed, "kinds": list(kinds or []),
+            "deepspeed": deepspeed, "world_size": args.world_size,
+        },
+    }
+    if main:
+        tokenizer.padding_side = saved_padding_side
+        tokenizer.save_pretrained(str(final_dir))
+        data_summary = Path(data) / "finetune_data.json"
+        summary["data_summary"] = json.loads(data_summary.read_text(encoding="utf-8")) if data_summary.is_file() else None
+        record = {k: v for k, v in summary.items() if k != "log_history"}
+        (final_dir / "ancientbench_finetune.json").write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        (output / "train_log.json").write_text(json.dumps(trainer.state.log_history, indent=1) + "\n", encoding="utf-8")
+    del trainer, lm
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+    if main and eval_shots:
+        summary["evaluation"] = evaluate_beside_base(
+            model, final_dir, output / "eval", shots=eval_shots, tasks=eval_tasks, limit=eval_limit, data=eval_data,
+            batch_size=eval_batch_size, chat=eval_chat, trust_remote_code=trust_remote_code,
+            device="cpu" if use_cpu else "auto", progress=progress,
+        )
+    return summary
+
+
+# -------------------------------------------------------------------------------------------- evaluation
+
+
+def evaluate_beside_base(
+    base: str,
+    tuned: str | Path,
+    out: str | Path,
+    *,
+    shots: Sequence[int] = (0, 5),
+    tasks: Sequence[str] | None = None,
+    limit: int | None = None,
+    data: str | Path | None = None,
+    batch_size: int = 8,
+    chat: bool = False,
+    trust_remote_code: bool = False,
+    device: str = "auto",
+    progress: bool = True,
+) -> dict:
+    """``ancientbench eval`` of both models (same tasks, shots, limit, data), then ``compare`` per shots setting
+    (A = fine-tuned, B = base), printed and written as ``compare_<k>shot.{json,txt}`` in ``out``."""
+    from .compare import compare, format_table
+    from .evaluation import evaluate_model, format_table as results_table
+
+    out = Path(out)
+    files: dict[str, dict[int, str]] = {}
+    tables = []
+    for label, model in (("base", base), ("finetuned", str(tuned))):
+        res = evaluate_model(model, tasks=tasks, shots=list(shots), limit=limit, data=data, output_dir=out,
+                             batch_size=batch_size, chat=chat, trust_remote_code=trust_remote_code, device=device,
+                             progress=progress)
+        files[label] = {k: r["predictions_file"].replace("predictions_", "results_").replace(".jsonl", ".json") for k, r in res.items()}
+        tables.extend(res.values())
+    print(results_table(tables))
+    comparisons = {}
+    for k in shots:
+        res = compare(files["finetuned"][k], files["base"][k])
+        text = format_table(res)
+        print(f"\n== {k}-shot: fine-tuned (A) vs base (B)\n{text}")
+        (out / f"compare_{k}shot.json").write_text(json.dumps(res, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        (out / f"compare_{k}shot.txt").write_text(text + "\n", encoding="utf-8")
+        comparisons[k] = {"json": str(out / f"compare_{k}shot.json"), "average_diff": res["average"]["diff"],
+                          "micro_diff": res["micro_accuracy"]["diff"]}
+    return {"results": {label: {str(k): v for k, v in f.items()} for label, f in files.items()}, "comparisons": comparisons}
+
+
+# ------------------------------------------------------------------------------------------------- CLI
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, help="base model: local path or Hugging Face id")
+    parser.add_argument("--model", required=True, help="base model: Hub id or local folder (e.g. 01-ai/Yi-1.5-9B-Chat)")
     parser.add_argument("--data", required=True, help="folder written by `ancientbench finetune-data`")
-    parser.add_argument("--output", required=True, help="output folder for checkpoints and the final model")
+    parser.add_argument("--output", required=True, help="run folder: checkpoints/, the fine-tuned model, eval/")
+    parser.add_argument("--name", default=None, help="folder name of the fine-tuned model (default <base>-ancient)")
+    g = parser.add_argument_group("training (paper defaults: batch size 2, learning rate 1e-5, full fine-tuning)")
+    g.add_argument("--epochs", type=float, default=1.0, help="training epochs (default 1)")
+    g.add_argument("--batch-size", type=int, default=2, help="per-device batch size (default 2)")
+    g.add_argument("--grad-accum", type=int, default=1, help="gradient accumulation steps (default 1)")
+    g.add_argument("--lr", type=float, default=1e-5, help="peak learning rate (default 1e-5)")
+    g.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=None,
+                   help="bf16 mixed precision (default: on where the device supports it)")
+    g.add_argument("--model-dtype", choices=["auto", "float32", "bfloat16"], default="auto",
+                   help="dtype the weights are loaded and updated in (default auto = float32 master weights)")
+    g.add_argument("--gradient-checkpointing", action="store_true", help="recompute activations to save memory")
+    g.add_argument("--max-steps", type=int, default=-1, help="stop after N optimizer steps (overrides --epochs)")
+    g.add_argument("--max-length", type=int, default=1024, help="tokens per example; longer ones are cut (default 1024)")
+    g.add_argument("--save-steps", type=int, default=500, help="checkpoint (and validation loss) every N steps (default 500)")
+    g.add_argument("--save-total-limit", type=int, default=2, help="checkpoints kept (default 2)")
+    g.add_argument("--logging-steps", type=int, default=10, help="log the loss every N steps (default 10)")
+    g.add_argument("--warmup-ratio", type=float, default=0.03, help="linear warm-up share of the steps (default 0.03)")
+    g.add_argument("--lr-scheduler", default="cosine", help="learning-rate schedule (default cosine)")
+    g.add_argument("--weight-decay", type=float, default=0.0, help="AdamW weight decay (default 0)")
+    g.add_argument("--seed", type=int, default=42, help="seed for initialisation order and data shuffling (default 42)")
+    g.add_argument("--template", choices=["auto", "chat", "plain"], default="auto",
+                   help="prompt format: the tokenizer's chat template when it has one (auto), or the plain one")
+    g.add_argument("--kinds", nargs="+", default=None, metavar="KIND", help="train on these kinds of pairs only")
+    g.add_argument("--resume", nargs="?", const=True, default=False, metavar="CHECKPOINT",
+                   help="continue from the last checkpoint in <output>/checkpoints (or from CHECKPOINT)")
+    g.add_argument("--deepspeed", default=None, metavar="JSON", help="DeepSpeed config, e.g. configs/deepspeed_zero3.json")
+    g.add_argument("--trust-remote-code", action="store_true", help="allow the model's own code")
+    g.add_argument("--cpu", action="store_true", help="train on the CPU even when a GPU is present")
+    e = parser.add_argument_group("evaluation beside the base model")
+    e.add_argument("--eval-shots", nargs="*", type=int, default=[0, 5], help="shots settings (default 0 5; none: no evaluation)")
+    e.add_argument("--eval-tasks", nargs="+", default=None, help="tasks or competencies (default all)")
+    e.add_argument("--eval-limit", type=int, default=None, help="first N test items of each task")
+    e.add_argument("--eval-data", default=None, help="benchmark folder or JSONL (default: the bundled dataset)")
+    e.add_argument("--eval-batch-size", type=int, default=8, help="prompts per forward pass (default 8)")
+    e.add_argument("--eval-chat", action="store_true", help="score with the chat template (as `eval --chat`), both models")
+    e.add_argument("--no-eval", action="store_true", help="skip the evaluation")
 
 
 def run(args: argparse.Namespace) -> int:
-    raise SystemExit("finetune: being implemented (issue 8)")
+    from .finetune_data import FinetuneDataError
+    from .schema import DataError
+
+    try:
+        summary = finetune(
+            args.model, args.data, args.output, name=args.name, epochs=args.epochs, batch_size=args.batch_size,
+            grad_accum=args.grad_accum, lr=args.lr, bf16=args.bf16, model_dtype=args.model_dtype,
+            gradient_checkpointing=args.gradient_checkpointing, max_steps=args.max_steps, max_length=args.max_length,
+            save_steps=args.save_steps, save_total_limit=args.save_total_limit, logging_steps=args.logging_steps,
+            warmup_ratio=args.warmup_ratio, lr_scheduler=args.lr_scheduler, weight_decay=args.weight_decay,
+            seed=args.seed, template=args.template, kinds=args.kinds, resume=args.resume, deepspeed=args.deepspeed,
+            trust_remote_code=args.trust_remote_code, use_cpu=args.cpu,
+            eval_shots=[] if args.no_eval else args.eval_shots, eval_tasks=args.eval_tasks, eval_limit=args.eval_limit,
+            eval_data=args.eval_data, eval_batch_size=args.eval_batch_size, eval_chat=args.eval_chat,
+        )
+    except (FinetuneError, FinetuneDataError, DataError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if not is_main_process():
+        return 0
+    loss = summary["train_metrics"].get("train_loss")
+    print(f"\nfine-tuned model: {summary['model']}  ({summary['global_step']} steps, {summary['train_examples']} examples, "
+          f"train loss {loss:.4f})" if isinstance(loss, float) and math.isfinite(loss) else f"\nfine-tuned model: {summary['model']}")
+    if summary.get("evaluation"):
+        for k, c in summary["evaluation"]["comparisons"].items():
+            print(f"{k}-shot comparison: {c['json']} (average A - B: {100 * c['average_diff']:+.2f} points)")
+    return 0

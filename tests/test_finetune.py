@@ -170,3 +170,150 @@ def test_finetune_data_is_deterministic(benchmark_copy, tmp_path):
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes(), f
     fd.build_dataset(tmp_path / "c", seed=1, max_per_kind=300, benchmark=benchmark_copy, curated=curated, kinds=["homophone"])
     assert (tmp_path / "c/data/homophone/train.jsonl").read_bytes() != (tmp_path / "a/data/homophone/train.jsonl").read_bytes()
+
+
+# ------------------------------------------------------------------------------------------ training
+
+
+def _text(rng, n):
+    from support import FIXTURE_CHARS
+
+    return "".join(rng.choice(FIXTURE_CHARS) for _ in range(n))
+
+
+def _write_pairs(folder, n_train, n_val=2, seed=0):
+    """A fine-tuning data folder of completion-style pairs written in the fixture tokenizers' characters."""
+    import random
+
+    rng = random.Random(seed)
+
+    def pairs(prefix, n):
+        return [fd.Pair(f"completion-{prefix}{i}", "completion", _text(rng, 6), _text(rng, 12), _text(rng, 8), "fixture")
+                for i in range(n)]
+
+    fd._write_jsonl(folder / "data" / "completion" / "train.jsonl", pairs("t", n_train))
+    if n_val:
+        fd._write_jsonl(folder / "data" / "completion" / "validation.jsonl", pairs("v", n_val))
+    return folder
+
+
+def _model_dir(loaded):
+    return loaded.info["name_or_path"]
+
+
+def _weights(folder):
+    from safetensors.torch import load_file
+
+    return load_file(str(Path(folder) / "model.safetensors"))
+
+
+@pytest.mark.parametrize("style", ["qwen2", "llama"])
+def test_labels_cover_the_output_only(style, request, tmp_path):
+    from ancientbench.finetune import IGNORE_INDEX, encode_pairs, uses_chat_template
+
+    loaded = request.getfixturevalue(f"tiny_{style}")
+    tok = loaded.tokenizer
+    pairs = fd.load_pairs(_write_pairs(tmp_path, 3, 0), "train")
+    chat = uses_chat_template(tok)
+    assert chat is (style == "qwen2")  # the qwen2 fixture has a ChatML template, the llama one none
+    examples, truncated = encode_pairs(tok, pairs, chat=chat, max_length=512)
+    assert truncated == 0 and len(examples) == 3
+    for p, ex in zip(pairs, examples):
+        labels, ids = ex["labels"], ex["input_ids"]
+        first = next(i for i, lab in enumerate(labels) if lab != IGNORE_INDEX)
+        assert first > 0 and all(lab == IGNORE_INDEX for lab in labels[:first])
+        assert labels[first:] == ids[first:]  # every token after the prompt is supervised
+        end = "<|im_end|>\n" if chat else tok.eos_token
+        assert tok.decode(ids[first:]) == p.output + end
+        assert p.instruction in tok.decode(ids[:first]) and p.input in tok.decode(ids[:first])
+    # a max_length shorter than the prompt leaves nothing to learn: such pairs are skipped, not trained on
+    short, n_cut = encode_pairs(tok, pairs, chat=chat, max_length=8)
+    assert short == [] and n_cut == 3
+
+
+def test_finetune_loss_falls_checkpoint_reloads_and_evaluates(tiny_qwen2, fixture_data, tmp_path, capsys):
+    from ancientbench.evaluation import evaluate_model
+    from ancientbench.finetune import finetune
+
+    data = _write_pairs(tmp_path / "data", 2)  # two pairs, batch size 2: every step sees the same batch
+    out = tmp_path / "run"
+    summary = finetune(
+        _model_dir(tiny_qwen2), data, out, max_steps=12, batch_size=2, lr=3e-3, warmup_ratio=0.0, lr_scheduler="constant",
+        save_steps=6, logging_steps=1, use_cpu=True, eval_shots=[0, 5], eval_limit=2, eval_data=fixture_data,
+        progress=False,
+    )
+    losses = [h["loss"] for h in summary["log_history"] if "loss" in h]
+    assert len(losses) == 12 and all(map(lambda x: x == x and abs(x) < 1e6, losses))  # finite
+    assert losses[-1] < 0.7 * losses[0], losses
+    assert summary["global_step"] == 12 and summary["template"] == "chat"
+    # checkpoints and the final model, which differs from its base
+    ckpts = sorted(p.name for p in (out / "checkpoints").iterdir() if p.name.startswith("checkpoint-"))
+    assert ckpts == ["checkpoint-12", "checkpoint-6"]
+    final = Path(summary["model"])
+    assert final == out / f"{Path(_model_dir(tiny_qwen2)).name}-ancient"
+    base_w, tuned_w = _weights(_model_dir(tiny_qwen2)), _weights(final)
+    assert set(base_w) == set(tuned_w) and any(not base_w[k].equal(tuned_w[k]) for k in base_w)
+    record = json.loads((final / "ancientbench_finetune.json").read_text(encoding="utf-8"))
+    assert record["settings"]["batch_size"] == 2 and record["train_pairs"] == 2
+    # a checkpoint reloads on its own and evaluates
+    res = evaluate_model(str(out / "checkpoints" / "checkpoint-6"), data=fixture_data, shots=[0], limit=2, device="cpu", progress=False)
+    assert res[0]["data"]["n_items"] == 10 and all(len(r["logprobs"]) == 4 for r in res[0]["predictions"])
+    # base and fine-tuned evaluated on the same items, compared, and the comparison printed and saved
+    for k in (0, 5):
+        cmp = json.loads((out / "eval" / f"compare_{k}shot.json").read_text(encoding="utf-8"))
+        assert cmp["n_items"] == 10 and cmp["a"]["model"] == str(final) and cmp["b"]["model"] == _model_dir(tiny_qwen2)
+        assert (out / "eval" / f"compare_{k}shot.txt").is_file()
+    assert "fine-tuned (A) vs base (B)" in capsys.readouterr().out
+
+
+class Interrupted(Exception):
+    pass
+
+
+def test_resume_after_interruption_matches_an_uninterrupted_run(tiny_qwen2, tmp_path):
+    from transformers import TrainerCallback
+
+    from ancientbench.finetune import FinetuneError, finetune
+
+    class StopAt5(TrainerCallback):
+        def on_step_end(self, args, state, control, **kw):
+            if state.global_step == 5:
+                raise Interrupted("simulated crash after step 5")
+
+    data = _write_pairs(tmp_path / "data", 8)  # 4 steps an epoch: the run crosses an epoch boundary
+    common = dict(max_steps=6, batch_size=2, lr=1e-3, save_steps=2, save_total_limit=5, logging_steps=1, use_cpu=True,
+                  eval_shots=[], progress=False)
+    model = _model_dir(tiny_qwen2)
+    with pytest.raises(Interrupted):
+        finetune(model, data, tmp_path / "a", callbacks=[StopAt5()], **common)
+    assert sorted(p.name for p in (tmp_path / "a" / "checkpoints").iterdir()) == ["checkpoint-2", "checkpoint-4"]
+    with pytest.raises(FinetuneError, match="--resume"):  # never silently restarted over existing checkpoints
+        finetune(model, data, tmp_path / "a", **common)
+    class Steps(TrainerCallback):
+        done: list = []
+
+        def on_step_end(self, args, state, control, **kw):
+            self.done.append(state.global_step)
+
+    resumed = finetune(model, data, tmp_path / "a", resume=True, callbacks=[Steps()], **common)
+    assert resumed["resumed_from"].endswith("checkpoint-4") and resumed["global_step"] == 6
+    assert Steps.done == [5, 6]  # only the steps after the checkpoint were trained again
+    straight = finetune(model, data, tmp_path / "b", **common)
+    a, b = _weights(resumed["model"]), _weights(straight["model"])
+    for k in b:
+        assert a[k].allclose(b[k], atol=1e-6), k
+    loss = lambda s: {h["step"]: h["loss"] for h in s["log_history"] if "loss" in h}  # noqa: E731
+    assert loss(resumed)[6] == pytest.approx(loss(straight)[6], rel=1e-5)
+
+
+def test_multi_gpu_configs_parse():
+    """The documented launch configs load: accelerate's own reader for the YAML, JSON for DeepSpeed."""
+    from accelerate.commands.config.config_args import load_config_from_file
+
+    cfg = load_config_from_file(str(REPO_ROOT / "configs" / "accelerate_multi_gpu.yaml"))
+    assert cfg.distributed_type == "MULTI_GPU" and cfg.num_processes > 1 and cfg.mixed_precision == "no"
+    for name in ("deepspeed_zero3.json", "deepspeed_zero3_offload.json"):
+        ds = json.loads((REPO_ROOT / "configs" / name).read_text(encoding="utf-8"))
+        zero = ds["zero_optimization"]
+        assert zero["stage"] == 3 and zero["stage3_gather_16bit_weights_on_model_save"] is True
+        assert ds["train_micro_batch_size_per_gpu"] == "auto"  # taken from `finetune --batch-size`
