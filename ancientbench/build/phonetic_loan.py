@@ -14,7 +14,13 @@ from .curated import build_entries, in_script, item_script
 
 TASK = "phonetic_loan"
 # Five dev exemplars (few-shot), by key; never also in test.
-DEV_KEYS: tuple[str, ...] = ()
+DEV_KEYS: tuple[str, ...] = (
+    "lunyu-xueer-yue",  # 說 for 悅, 論語·學而 (transmitted)
+    "mengzi-gzs-shen",  # 信 for 伸, 孟子·告子上 (transmitted)
+    "gd-lza-19-you",  # 又 for 有, 郭店《老子》甲 (excavated)
+    "mwd-lzj-01-wei",  # 胃 for 謂, 馬王堆《老子》甲本 (excavated)
+    "shd-fzs-zhi",  # 智 for 知, 睡虎地《封診式》 (excavated)
+)
 
 
 def document_of(citation: str) -> str:
