@@ -21,6 +21,8 @@ learning rate 1e-5) as a tool for any causal LM:
   overwritten.
 * **Result**: the model and tokenizer in ``<output>/<name>/`` (default name ``<base>-ancient``) with
   ``ancientbench_finetune.json`` (arguments, data figures, training metrics); ``<output>/train_log.json``.
+  ``--resume`` on a run whose training is complete (same data and step settings) goes straight on to the
+  evaluation, which itself resumes from the predictions already written.
 * **Evaluation**: ``ancientbench eval`` of the base model and of the fine-tuned one on the same tasks, shots
   and limit (``<output>/eval/``), then the paired comparison (``ancientbench compare``, fine-tuned = A, base
   = B) printed and saved as ``<output>/eval/compare_<k>shot.{json,txt}``. Only the main process evaluates.
@@ -39,6 +41,7 @@ from typing import Sequence
 
 PLAIN_PROMPT = "### 指令：\n{instruction}\n\n### 回答：\n"  # the plain template when the tokenizer has no chat template
 IGNORE_INDEX = -100
+RECORD = "ancientbench_finetune.json"  # written into the fine-tuned model's folder when training is complete
 
 
 class FinetuneError(RuntimeError):
@@ -227,6 +230,10 @@ def finetune(
 
     from .finetune_data import KIND_NAMES, FinetuneDataError, load_pairs
 
+    from .tiny import TINY_RANDOM_NAME, tiny_random_path
+
+    # the built-in smoke model trains from its cached folder; the base evaluation still names it tiny-random
+    model_path = str(tiny_random_path()) if model == TINY_RANDOM_NAME else model
     output = Path(output)
     ckpt_dir = output / "checkpoints"
     final_dir = output / (name or default_name(model))
@@ -235,6 +242,26 @@ def finetune(
             raise FinetuneError(f"unknown kind {k!r}; valid: {', '.join(KIND_NAMES)}")
     if batch_size < 1 or grad_accum < 1 or lr <= 0 or max_length < 8:
         raise FinetuneError("--batch-size and --grad-accum must be >= 1, --lr > 0, --max-length >= 8")
+    def evaluate(summary: dict) -> dict:
+        if is_main_process() and eval_shots:
+            summary["evaluation"] = evaluate_beside_base(
+                model, final_dir, output / "eval", shots=eval_shots, tasks=eval_tasks, limit=eval_limit, data=eval_data,
+                batch_size=eval_batch_size, chat=eval_chat, trust_remote_code=trust_remote_code,
+                device="cpu" if use_cpu else "auto", progress=progress,
+            )
+        return summary
+
+    record_path = final_dir / RECORD
+    if resume is True and record_path.is_file():
+        done = json.loads(record_path.read_text(encoding="utf-8"))
+        same = {"epochs": epochs, "max_steps": max_steps, "batch_size": batch_size, "grad_accum": grad_accum, "lr": lr,
+                "kinds": list(kinds or [])}
+        if all(done.get("settings", {}).get(k) == v for k, v in same.items()) and done.get("data") == str(data):
+            print(f"--resume: training of {final_dir} is complete; going on to the evaluation", file=sys.stderr)
+            log = output / "train_log.json"
+            done["log_history"] = json.loads(log.read_text(encoding="utf-8")) if log.is_file() else []
+            done["training_skipped"] = True
+            return evaluate(done)
     resume_from = None
     if resume:
         resume_from = str(resume) if isinstance(resume, str) else last_checkpoint(ckpt_dir)
@@ -253,7 +280,7 @@ def finetune(
         val_pairs = []
     if not train_pairs:
         raise FinetuneError(f"{data}: no training pairs" + (f" of kinds {', '.join(kinds)}" if kinds else ""))
-    tokenizer = AutoTokenizer.from_pretrained(model, trust_remote_code=trust_remote_code)
+    tokenizer = AutoTokenizer.from_pretrained(model_path, trust_remote_code=trust_remote_code)
     saved_padding_side = tokenizer.padding_side
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token if tokenizer.eos_token is not None else tokenizer.unk_token
@@ -303,11 +330,11 @@ def finetune(
     if dtype is None:
         raise FinetuneError(f"--model-dtype must be auto, float32 or bfloat16, got {model_dtype!r}")
     try:
-        lm = AutoModelForCausalLM.from_pretrained(model, dtype=dtype, trust_remote_code=trust_remote_code)
+        lm = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype, trust_remote_code=trust_remote_code)
     except TypeError as err:  # transformers < 4.56 calls it torch_dtype
         if "dtype" not in str(err):
             raise
-        lm = AutoModelForCausalLM.from_pretrained(model, torch_dtype=dtype, trust_remote_code=trust_remote_code)
+        lm = AutoModelForCausalLM.from_pretrained(model_path, torch_dtype=dtype, trust_remote_code=trust_remote_code)
     if gradient_checkpointing:
         lm.config.use_cache = False
     collator = DataCollatorForSeq2Seq(tokenizer, padding=True, label_pad_token_id=IGNORE_INDEX,
@@ -353,18 +380,12 @@ def finetune(
         data_summary = Path(data) / "finetune_data.json"
         summary["data_summary"] = json.loads(data_summary.read_text(encoding="utf-8")) if data_summary.is_file() else None
         record = {k: v for k, v in summary.items() if k != "log_history"}
-        (final_dir / "ancientbench_finetune.json").write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        (final_dir / RECORD).write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         (output / "train_log.json").write_text(json.dumps(trainer.state.log_history, indent=1) + "\n", encoding="utf-8")
     del trainer, lm
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
-    if main and eval_shots:
-        summary["evaluation"] = evaluate_beside_base(
-            model, final_dir, output / "eval", shots=eval_shots, tasks=eval_tasks, limit=eval_limit, data=eval_data,
-            batch_size=eval_batch_size, chat=eval_chat, trust_remote_code=trust_remote_code,
-            device="cpu" if use_cpu else "auto", progress=progress,
-        )
-    return summary
+    return evaluate(summary) if main else summary
 
 
 # -------------------------------------------------------------------------------------------- evaluation
@@ -416,7 +437,8 @@ def evaluate_beside_base(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, help="base model: Hub id or local folder (e.g. 01-ai/Yi-1.5-9B-Chat)")
+    parser.add_argument("--model", required=True,
+                        help="base model: Hub id or local folder (e.g. 01-ai/Yi-1.5-9B-Chat), or tiny-random (smoke test)")
     parser.add_argument("--data", required=True, help="folder written by `ancientbench finetune-data`")
     parser.add_argument("--output", required=True, help="run folder: checkpoints/, the fine-tuned model, eval/")
     parser.add_argument("--name", default=None, help="folder name of the fine-tuned model (default <base>-ancient)")
@@ -447,6 +469,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--deepspeed", default=None, metavar="JSON", help="DeepSpeed config, e.g. configs/deepspeed_zero3.json")
     g.add_argument("--trust-remote-code", action="store_true", help="allow the model's own code")
     g.add_argument("--cpu", action="store_true", help="train on the CPU even when a GPU is present")
+    g.add_argument("--no-progress", action="store_true", help="no progress bars")
     e = parser.add_argument_group("evaluation beside the base model")
     e.add_argument("--eval-shots", nargs="*", type=int, default=[0, 5], help="shots settings (default 0 5; none: no evaluation)")
     e.add_argument("--eval-tasks", nargs="+", default=None, help="tasks or competencies (default all)")
@@ -472,6 +495,7 @@ def run(args: argparse.Namespace) -> int:
             trust_remote_code=args.trust_remote_code, use_cpu=args.cpu,
             eval_shots=[] if args.no_eval else args.eval_shots, eval_tasks=args.eval_tasks, eval_limit=args.eval_limit,
             eval_data=args.eval_data, eval_batch_size=args.eval_batch_size, eval_chat=args.eval_chat,
+            progress=not args.no_progress,
         )
     except (FinetuneError, FinetuneDataError, DataError) as e:
         print(f"error: {e}", file=sys.stderr)

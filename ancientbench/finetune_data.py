@@ -53,7 +53,7 @@ import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from .schema import DataError, load_split, read_jsonl
 from .tasks import TASK_NAMES
@@ -357,9 +357,13 @@ def add_curated(held: HeldOut, folder: str | Path) -> None:
     """Hold out every team-curated entry too (tasks whose test files may not be built yet): contexts,
     translations, loan graphs and words. Read leniently (a file being edited may be incomplete), but a line
     that is not JSON is an error naming the file and line."""
+    from .build.curated import CURATED_TASKS
+
     folder = Path(folder)
-    for path in sorted(folder.glob("*.jsonl")):
-        task = path.stem
+    for task in CURATED_TASKS:  # the task files only (the folder also holds review logs)
+        path = folder / f"{task}.jsonl"
+        if not path.is_file():
+            continue
         held.files[f"curated/{path.name}"] = _file_sha(path)
         for n, e in enumerate(read_jsonl(path), start=1):
             if not isinstance(e, dict):

@@ -237,11 +237,9 @@ def test_finetune_loss_falls_checkpoint_reloads_and_evaluates(tiny_qwen2, fixtur
 
     data = _write_pairs(tmp_path / "data", 2)  # two pairs, batch size 2: every step sees the same batch
     out = tmp_path / "run"
-    summary = finetune(
-        _model_dir(tiny_qwen2), data, out, max_steps=12, batch_size=2, lr=3e-3, warmup_ratio=0.0, lr_scheduler="constant",
-        save_steps=6, logging_steps=1, use_cpu=True, eval_shots=[0, 5], eval_limit=2, eval_data=fixture_data,
-        progress=False,
-    )
+    kwargs = dict(max_steps=12, batch_size=2, lr=3e-3, warmup_ratio=0.0, lr_scheduler="constant", save_steps=6,
+                  logging_steps=1, use_cpu=True, eval_shots=[0, 5], eval_limit=2, eval_data=fixture_data, progress=False)
+    summary = finetune(_model_dir(tiny_qwen2), data, out, **kwargs)
     losses = [h["loss"] for h in summary["log_history"] if "loss" in h]
     assert len(losses) == 12 and all(map(lambda x: x == x and abs(x) < 1e6, losses))  # finite
     assert losses[-1] < 0.7 * losses[0], losses
@@ -264,6 +262,10 @@ def test_finetune_loss_falls_checkpoint_reloads_and_evaluates(tiny_qwen2, fixtur
         assert cmp["n_items"] == 10 and cmp["a"]["model"] == str(final) and cmp["b"]["model"] == _model_dir(tiny_qwen2)
         assert (out / "eval" / f"compare_{k}shot.txt").is_file()
     assert "fine-tuned (A) vs base (B)" in capsys.readouterr().out
+    # --resume on a finished run does not train again; it goes on to the (resumed) evaluation
+    again = finetune(_model_dir(tiny_qwen2), data, out, resume=True, **kwargs)
+    assert again["training_skipped"] is True and again["global_step"] == 12
+    assert again["evaluation"]["comparisons"][0]["average_diff"] == summary["evaluation"]["comparisons"][0]["average_diff"]
 
 
 class Interrupted(Exception):
