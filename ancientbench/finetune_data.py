@@ -837,7 +837,11 @@ class Builder:
         if s.book == "guwenguanzhi":
             vol, _, name = chapter.partition("·")
             note = self._notes().get((s.book, s.chapter_no), "")
-            return f"《古文觀止》{vol}〈{name}〉" + (f"（原出{note}）" if note else "")
+            if note.startswith("(") and note.endswith(")"):  # an author, e.g. (韓愈)
+                note = f"，{note[1:-1]}作"
+            elif note:  # a work, e.g. 《左傳》
+                note = f"，原出{note}"
+            return f"《古文觀止》{vol}〈{name}〉{note}"
         return f"《{title}·{chapter}》"
 
     def _notes(self) -> dict:
