@@ -229,7 +229,6 @@ def finetune(
     from transformers import AutoModelForCausalLM, AutoTokenizer, DataCollatorForSeq2Seq, Trainer
 
     from .finetune_data import KIND_NAMES, FinetuneDataError, load_pairs
-
     from .tiny import TINY_RANDOM_NAME, tiny_random_path
 
     # the built-in smoke model trains from its cached folder; the base evaluation still names it tiny-random
@@ -242,6 +241,7 @@ def finetune(
             raise FinetuneError(f"unknown kind {k!r}; valid: {', '.join(KIND_NAMES)}")
     if batch_size < 1 or grad_accum < 1 or lr <= 0 or max_length < 8:
         raise FinetuneError("--batch-size and --grad-accum must be >= 1, --lr > 0, --max-length >= 8")
+
     def evaluate(summary: dict) -> dict:
         if is_main_process() and eval_shots:
             summary["evaluation"] = evaluate_beside_base(
@@ -292,7 +292,7 @@ def finetune(
     val_examples, _ = encode_pairs(tokenizer, val_pairs, chat=chat, max_length=max_length)
 
     # -- model and trainer ---------------------------------------------------------------------------------
-    use_bf16 = bf16_supported() if bf16 is None else bool(bf16)
+    use_bf16 = (not use_cpu and bf16_supported()) if bf16 is None else bool(bf16)
     if use_bf16 and not use_cpu and not bf16_supported() and torch.cuda.is_available():
         raise FinetuneError("--bf16: this GPU does not support bfloat16; use --no-bf16")
     args = _training_args(
