@@ -299,9 +299,11 @@ def run_setting(
     """Score one (model, shots) setting over a :class:`~ancientbench.dataset.QuestionSet`, resuming from disk."""
     from tqdm.auto import tqdm
 
-    from .scoring import _resolve_prefix_cache, context_limit, score_task
+    from .scoring import _resolve_prefix_cache, check_batch_size, context_limit, score_task
 
     letter_prefix(letter_style)  # validates the name
+    batch = check_batch_size(batch_size)  # "auto": one AutoBatchSize shared by all tasks of the setting
+    batch_used: list[int] = []
     limit = context_limit(model, tokenizer, max_length)
     fingerprint = {
         "name_or_path": info["name_or_path"], "revision": info.get("revision"),
@@ -342,9 +344,11 @@ def run_setting(
 
             scored = score_task(
                 model, tokenizer, task, rows, questions.exemplars.get(task, []), shots=shots,
-                batch_size=batch_size, letter_style=letter_style, chat=chat, prefix_cache=prefix_cache,
+                batch_size=batch, letter_style=letter_style, chat=chat, prefix_cache=prefix_cache,
                 max_length=max_length, progress=bar, on_batch=on_batch,
             )
+            if scored.batch_size is not None:
+                batch_used.append(scored.batch_size)
             if scored.letter_token_ids:
                 if letter_ids and letter_ids != scored.letter_token_ids:
                     raise ResumeError(f"letter token ids changed: {letter_ids} -> {scored.letter_token_ids}")
@@ -364,7 +368,8 @@ def run_setting(
         "letter_style": letter_style,
         "letter_token_ids": letter_ids,
         "chat": chat,
-        "batch_size": batch_size,
+        "batch_size": "auto" if not isinstance(batch, int) else batch,
+        "batch_size_used": min(batch_used) if batch_used else None,  # smaller after out-of-memory back-off
         "prefix_cache": _resolve_prefix_cache(model, prefix_cache),
         "max_length": limit,
         "fewshot_source": "first k rows of each task's dev split" if shots else None,
@@ -475,11 +480,27 @@ def evaluate_model(
 # ------------------------------------------------------------------------------------------------- CLI
 
 
+def _batch_size_arg(value: str):
+    import argparse
+
+    if value == "auto":
+        return value
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {value!r}")
+    return n
+
+
 def add_arguments(parser) -> None:
     parser.add_argument("--model", required=True, help="Hub id, local model folder, or 'tiny-random' (built-in smoke model)")
     parser.add_argument("--tasks", nargs="+", default=None, help="task or competency names (default: all tasks with data)")
     parser.add_argument("--shots", nargs="+", type=int, default=[0, 5], help="numbers of few-shot exemplars (default: 0 5)")
-    parser.add_argument("--batch-size", type=int, default=8, help="prompts per forward pass (default 8)")
+    parser.add_argument("--batch-size", type=_batch_size_arg, default=8,
+                        help="prompts per forward pass (default 8), or 'auto': start at 128 on a GPU/NPU (16 on CPU) "
+                             "and halve on out-of-memory")
     parser.add_argument("--device", default="auto", help="auto (cuda > npu > mps > cpu), cpu, cuda, cuda:1, npu:0, mps")
     parser.add_argument("--dtype", default="auto", help="auto (bf16 on cuda/npu, fp32 on cpu), float32, bfloat16, float16")
     parser.add_argument("--limit", type=int, default=None, help="score only the first N test items of each task")

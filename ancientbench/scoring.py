@@ -38,7 +38,9 @@ How a prompt is scored:
   many remain); if the question alone does not fit, that item gets ``pred=None`` and an ``error`` in its
   record (counted wrong; never truncated). :func:`score_items` raises :class:`ContextLengthError` instead.
 - Out of memory: a batch that runs out of device memory is split in half and retried (and later batches
-  use the smaller size); finished items are never recomputed or lost.
+  use the smaller size); finished items are never recomputed or lost. ``batch_size="auto"`` starts at
+  :data:`AUTO_BATCH_START` prompts on an accelerator (:data:`AUTO_BATCH_CPU` on CPU) and relies on that
+  back-off; an :class:`AutoBatchSize` object carries the size reached from one call to the next.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ class Scores:
     letter_token_ids: dict[str, int]
     n_tokens: list[int]  # prompt length in tokens per item
     prefix_cache_items: int = 0  # items scored against a cached shared prefix
+    batch_size: int | None = None  # the batch size in use at the end (smaller than asked after out-of-memory)
 
 
 @dataclass
@@ -82,6 +85,7 @@ class TaskScores:
     fewshot_truncated_items: int = 0  # items that lost at least one exemplar to the context limit
     too_long_items: list[str] = field(default_factory=list)  # ids whose question alone exceeds the context
     prefix_cache_items: int = 0
+    batch_size: int | None = None  # the batch size in use at the end (smaller than asked after out-of-memory)
 
 
 # ----------------------------------------------------------------------------------------------- tokens
@@ -304,20 +308,64 @@ def _free_memory() -> None:
 
 
 def _run_batches(order: list[int], batch_size: int, fn: Callable[[list[int]], list[list[float]]], sink) -> int:
-    """Run ``fn`` over ``order`` in batches, halving a batch that runs out of memory; returns the final batch size."""
+    """Run ``fn`` over ``order`` in batches, halving a batch that runs out of memory; returns the final batch size.
+
+    A batch that fails is retried smaller from the same position, so finished batches are never recomputed
+    and every item reaches ``sink`` exactly once. Memory is freed after leaving the ``except`` block (the
+    exception's traceback holds the failed batch's tensors until then).
+    """
     pos = 0
     while pos < len(order):
         chunk = order[pos : pos + batch_size]
+        rows = None
         try:
             rows = fn(chunk)
         except Exception as err:
             if not _is_oom(err) or len(chunk) == 1:
                 raise
+        if rows is None:
             _free_memory()
             batch_size = max(1, len(chunk) // 2)
             continue
         sink(chunk, rows)
         pos += len(chunk)
+    return batch_size
+
+
+class AutoBatchSize:
+    """``batch_size="auto"``: start large on an accelerator and halve on out-of-memory; the size reached is kept
+    for later calls that share this object (``run_setting`` passes one across all tasks of a setting).
+
+    On CUDA/NPU/MPS the first batch has ``start`` (default :data:`AUTO_BATCH_START`) prompts - the longest
+    prompts come first, so the first batches are the largest ones; on CPU, where running out of memory kills
+    the process instead of raising, it is the fixed :data:`AUTO_BATCH_CPU`.
+    """
+
+    def __init__(self, start: int | None = None):
+        self.size: int | None = start
+
+    def initial(self, device) -> int:
+        if self.size is None:
+            kind = str(device).split(":")[0]
+            self.size = AUTO_BATCH_CPU if kind in ("cpu", "meta") else AUTO_BATCH_START
+        return self.size
+
+    def __repr__(self) -> str:
+        return f"AutoBatchSize(size={self.size})"
+
+
+AUTO_BATCH_START = 128  # first batch size of "auto" on an accelerator
+AUTO_BATCH_CPU = 16  # "auto" on CPU
+
+
+def check_batch_size(batch_size) -> int | AutoBatchSize:
+    """A positive int, ``"auto"`` (a fresh :class:`AutoBatchSize`) or an :class:`AutoBatchSize`; else ValueError."""
+    if isinstance(batch_size, AutoBatchSize):
+        return batch_size
+    if batch_size == "auto":
+        return AutoBatchSize()
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be an int >= 1 or 'auto', got {batch_size!r}")
     return batch_size
 
 
@@ -352,15 +400,15 @@ def _score_encoded(
     letter_ids: dict[str, int],
     pad_id: int,
     *,
-    batch_size: int,
+    batch_size: int | str | AutoBatchSize,
     use_cache: bool,
     progress=None,
     on_batch: Callable[[list[int], list[list[float]]], None] | None = None,
-) -> tuple[list[list[float] | None], int]:
+) -> tuple[list[list[float] | None], int, int]:
+    """Scores per item, the number of items scored against a cached prefix, and the batch size reached."""
     import torch
 
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    requested = check_batch_size(batch_size)
     results: list[list[float] | None] = [None] * len(encs)
 
     def sink(chunk: list[int], rows: list[list[float]]) -> None:
@@ -385,6 +433,8 @@ def _score_encoded(
     was_training = model.training
     model.eval()
     runner = _Runner(model, pad_id, letter_ids)
+    auto = requested if isinstance(requested, AutoBatchSize) else None
+    batch_size = auto.initial(runner.device) if auto else requested
     try:
         with torch.inference_mode():
             order = sorted(plain, key=lambda i: (-len(encs[i].ids), i))
@@ -398,9 +448,11 @@ def _score_encoded(
                 )
                 del cache
     finally:
+        if auto is not None:
+            auto.size = batch_size  # what fitted, for the next call (next task) sharing this object
         if was_training:
             model.train()
-    return results, cached_items
+    return results, cached_items, batch_size
 
 
 def _pad_id(tokenizer) -> int:
@@ -421,7 +473,7 @@ def score_items(
     tokenizer,
     prompts: Sequence[str | PromptParts],
     *,
-    batch_size: int = 8,
+    batch_size: int | str | AutoBatchSize = 8,
     letter_style: str = "bare",
     prefix_cache: bool | str = "auto",
     add_special_tokens: bool = True,
@@ -444,7 +496,7 @@ def score_items(
         if too_long:
             shown = ", ".join(f"#{i} ({n} tokens)" for i, n in too_long[:5])
             raise ContextLengthError(f"{len(too_long)} prompt(s) exceed the context of {limit} tokens: {shown}")
-    rows, cached = _score_encoded(
+    rows, cached, used = _score_encoded(
         model, encs, letter_ids, _pad_id(tokenizer), batch_size=batch_size,
         use_cache=_resolve_prefix_cache(model, prefix_cache), progress=progress, on_batch=on_batch,
     )
@@ -454,6 +506,7 @@ def score_items(
         letter_token_ids=letter_ids,
         n_tokens=[len(e.ids) for e in encs],
         prefix_cache_items=cached,
+        batch_size=used,
     )
 
 
@@ -475,7 +528,7 @@ def score_task(
     exemplars: Sequence[Mapping[str, str]] = (),
     *,
     shots: int = 0,
-    batch_size: int = 8,
+    batch_size: int | str | AutoBatchSize = 8,
     letter_style: str = "bare",
     chat: bool = False,
     prefix_cache: bool | str = "auto",
@@ -562,7 +615,7 @@ def score_task(
         if on_batch is not None:
             on_batch(batch)
 
-    _, cached = _score_encoded(
+    _, cached, used = _score_encoded(
         model, encs, letter_ids, _pad_id(tokenizer), batch_size=batch_size,
         use_cache=_resolve_prefix_cache(model, prefix_cache), progress=progress, on_batch=sink,
     )
@@ -572,14 +625,17 @@ def score_task(
         fewshot_truncated_items=sum(1 for i in range(len(items)) if dropped[i] > 0),
         too_long_items=[items[i]["id"] for i in too_long],
         prefix_cache_items=cached,
+        batch_size=used,
     )
 
 
 __all__ = [
+    "AutoBatchSize",
     "ContextLengthError",
     "LetterTokenError",
     "Scores",
     "TaskScores",
+    "check_batch_size",
     "context_limit",
     "exemplar_drop_order",
     "leading_special_ids",
