@@ -12,7 +12,13 @@ from .curated import build_entries
 
 TASK = "excdoc_word"
 # Five dev exemplars (few-shot), by key; never also in test.
-DEV_KEYS: tuple[str, ...] = ()
+DEV_KEYS: tuple[str, ...] = (
+    "c2-fzs-yuanshu",  # 爰書, 睡虎地《封診式》
+    "c2-enl-qishi",  # 棄市, 張家山《二年律令》
+    "c2-liye-ganyanzhi",  # 敢言之, 里耶秦簡
+    "c2-bs-shouqi",  # 受期, 包山楚簡
+    "c2-mw-ye",  # 冶, 馬王堆《五十二病方》
+)
 
 
 def question(entry) -> str:
