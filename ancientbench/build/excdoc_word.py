@@ -16,7 +16,7 @@ DEV_KEYS: tuple[str, ...] = (
     "c2-fzs-yuanshu",  # 爰書, 睡虎地《封診式》
     "c2-enl-qishi",  # 棄市, 張家山《二年律令》
     "c2-liye-ganyanzhi",  # 敢言之, 里耶秦簡
-    "c2-bs-shouqi",  # 受期, 包山楚簡
+    "c2-jy-suizhang",  # 燧長, 居延漢簡
     "c2-mw-ye",  # 冶, 馬王堆《五十二病方》
 )
 
