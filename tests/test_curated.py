@@ -284,6 +284,14 @@ def test_review_round_trip(tmp_path):
     (tmp_path / "answers.tsv").write_text("".join(f"{k}\t{v}\n" for k, v in keyed.items()), encoding="utf-8")
     figs = review.import_answers("phonetic_loan", sheet, "rev3", answers=tmp_path / "answers.tsv", directory=tmp_path)
     assert figs["answered"] == 1 and figs["agreed"] == 1  # only k3 was open
+    # after reading the rationale a reviewer can flag an item; it stays open until reopened or dropped
+    review.flag("phonetic_loan", "k0", "rev", "two defensible options", directory=tmp_path)
+    with pytest.raises(DataError, match="cannot review"):
+        review.flag("phonetic_loan", "k1", "a1", "x", directory=tmp_path)
+    assert review.agreement(tmp_path, ("phonetic_loan",))["phonetic_loan"]["open_flags"] == {"k0": "two defensible options"}
+    review._set_review("phonetic_loan", ["k0"], drop=True, directory=tmp_path)
+    ag = review.agreement(tmp_path, ("phonetic_loan",))["phonetic_loan"]
+    assert ag["open_flags"] == {} and ag["dropped_after_review"] == 2 and ag["first_round"]["answered"] == 4
 
 
 # ---- the user parallel-corpus config ---------------------------------------------------------------------

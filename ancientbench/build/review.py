@@ -12,7 +12,9 @@ Commands (``python -m ancientbench.build.review …``)::
 
     export TASK --reviewer NAME --out SHEET.jsonl [--all] [--limit N]   blind sheet (unreviewed entries)
     import TASK SHEET.jsonl --reviewer NAME [--answers KEYS.tsv]          record the answers, print agreement
-    status [TASK …]                                                       agreement per task, open disagreements
+    rationale TASK --reviewer NAME | KEY …                                 after answering: answers and rationales
+    flag TASK KEY --reviewer NAME --reason TEXT                           a concern found on reading the rationale
+    status [TASK …]                                                       agreement per task, open disagreements/flags
     reopen TASK KEY …   /   drop TASK KEY …                               after a fix / to remove an entry
 
 A sheet line is ``{"key", "question", "A", "B", "C", "D", "choice": ""}``: fill ``choice`` with a letter,
@@ -105,8 +107,32 @@ def log_path(directory: str | Path | None = None) -> Path:
 
 
 def read_log(directory: str | Path | None = None) -> list[dict]:
+    """Every log line: blind answers (with ``agreed``), and flag / reopen / drop events (with ``event``)."""
     p = log_path(directory)
     return [obj for _, obj in parse_lines(p)] if p.is_file() else []
+
+
+def blind_answers(log: list[dict]) -> list[dict]:
+    return [r for r in log if "agreed" in r]
+
+
+def _append_log(lines: list[dict], directory=None) -> None:
+    with log_path(directory).open("a", encoding="utf-8", newline="\n") as fh:
+        for r in lines:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+def flag(task: str, key: str, reviewer: str, reason: str, directory: str | Path | None = None) -> None:
+    """Record a reviewer's concern after reading the rationale (two defensible options, a giveaway, a
+    defective context …); the item stays open until the author reopens (after a fix) or drops it."""
+    keys = {e.key: e for e in load_entries(task, directory)}
+    if key not in keys:
+        raise DataError(curated_path(task, directory), None, "key", f"no such entry: {key}")
+    if keys[key]["author"] == reviewer:
+        raise DataError(curated_path(task, directory), None, "reviewer", f"{reviewer} wrote {key} and cannot review it")
+    if not reason.strip():
+        raise DataError(curated_path(task, directory), None, "reason", "a flag needs a reason")
+    _append_log([{"task": task, "key": key, "event": "flag", "reviewer": reviewer, "reason": reason.strip()}], directory)
 
 
 def import_answers(task: str, sheet: str | Path, reviewer: str, *, answers: str | Path | None = None,
@@ -116,7 +142,7 @@ def import_answers(task: str, sheet: str | Path, reviewer: str, *, answers: str 
     path = curated_path(task, directory)
     entries = load_entries(task, directory)
     by_key = {e.key: e for e in entries}
-    rounds = Counter((r["task"], r["key"]) for r in read_log(directory))
+    rounds = Counter((r["task"], r["key"]) for r in blind_answers(read_log(directory)))
     rows = [dict(e.data) for e in entries]
     index = {r["key"]: i for i, r in enumerate(rows)}
     log_lines, disagreements, skipped = [], [], []
@@ -142,9 +168,7 @@ def import_answers(task: str, sheet: str | Path, reviewer: str, *, answers: str 
             disagreements.append((key, text, e["answer"], e["rationale"]))
     write_entries(task, rows, path)
     load_entries(task, directory)  # the rewritten file must still validate
-    with log_path(directory).open("a", encoding="utf-8", newline="\n") as fh:
-        for r in log_lines:
-            fh.write(json.dumps({k: r[k] for k in LOG_KEYS}, ensure_ascii=False) + "\n")
+    _append_log([{k: r[k] for k in LOG_KEYS} for r in log_lines], directory)
     n = len(log_lines)
     agree = n - len(disagreements)
     return {"task": task, "answered": n, "agreed": agree, "skipped_already_reviewed": skipped, "disagreements": disagreements,
@@ -152,22 +176,36 @@ def import_answers(task: str, sheet: str | Path, reviewer: str, *, answers: str 
 
 
 def agreement(directory: str | Path | None = None, tasks=CURATED_TASKS) -> dict[str, dict]:
-    """Per task: entries, reviewed now, agreeing now, and first-round blind agreement from the log."""
+    """Per task: entries, reviewed now, agreeing now, first-round blind agreement (from the log, so items fixed
+    or dropped later still count), open disagreements and open flags (flagged, not yet reopened or dropped)."""
     log = read_log(directory)
+    answers = blind_answers(log)
     out = {}
     for task in tasks:
         p = curated_path(task, directory)
         entries = load_entries(task, directory) if p.is_file() else []
-        first = [r for r in log if r["task"] == task and r["round"] == 1]
+        present = {e.key for e in entries}
+        first = [r for r in answers if r["task"] == task and r["round"] == 1]
         fa = sum(1 for r in first if r["agreed"])
         open_ = [e.key for e in entries if e.agreed is False]
+        flagged: dict[str, str] = {}
+        for r in log:  # in log order: a flag opens, a later reopen/drop closes
+            if r.get("task") != task or "event" not in r:
+                continue
+            if r["event"] == "flag":
+                flagged[r["key"]] = r["reason"]
+            else:
+                flagged.pop(r["key"], None)
+        reviewed_keys = {r["key"] for r in answers if r["task"] == task}
         out[task] = {
             "entries": len(entries),
             "reviewed": sum(1 for e in entries if e.reviewed),
             "agreed": sum(1 for e in entries if e.agreed),
             "open_disagreements": open_,
+            "open_flags": {k: v for k, v in flagged.items() if k in present},
             "first_round": {"answered": len(first), "agreed": fa, "rate": (fa / len(first)) if first else None},
-            "fixed_or_dropped_after_review": len({r["key"] for r in log if r["task"] == task and not r["agreed"]}) - len(open_),
+            "dropped_after_review": len(reviewed_keys - present),
+            "fixed_or_dropped_after_review": len({r["key"] for r in answers if r["task"] == task and not r["agreed"]}) - len(open_),
         }
     return out
 
@@ -189,6 +227,7 @@ def _set_review(task: str, keys: list[str], *, drop: bool, directory=None) -> in
         rows.append(row)
     write_entries(task, rows, path)
     load_entries(task, directory)
+    _append_log([{"task": task, "key": k, "event": "drop" if drop else "reopen"} for k in keys], directory)
     return len(keys)
 
 
@@ -211,6 +250,15 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("status", help="agreement per task and open disagreements")
     s.add_argument("tasks", nargs="*", default=list(CURATED_TASKS))
     s.add_argument("--json", action="store_true")
+    ra = sub.add_parser("rationale", help="after answering blind: show answers and rationales of the items you reviewed")
+    ra.add_argument("task", choices=CURATED_TASKS)
+    ra.add_argument("keys", nargs="*")
+    ra.add_argument("--reviewer", default=None, help="every entry this reviewer answered")
+    f = sub.add_parser("flag", help="record a concern about an entry after reading its rationale")
+    f.add_argument("task", choices=CURATED_TASKS)
+    f.add_argument("key")
+    f.add_argument("--reviewer", required=True)
+    f.add_argument("--reason", required=True)
     for name, help_ in (("reopen", "clear the review of fixed entries (back to blind review)"), ("drop", "remove entries")):
         c = sub.add_parser(name, help=help_)
         c.add_argument("task", choices=CURATED_TASKS)
@@ -228,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  skipped {len(r['skipped_already_reviewed'])} already reviewed (use --overwrite for a new round)")
             for key, got, want, why in r["disagreements"]:
                 print(f"  DISAGREE {key}: reviewer chose {got!r}, author's answer {want!r} — {why}")
+            print("  now read the rationales of the answered items (python -m ancientbench.build.review rationale ...)"
+                  " and flag any item with two defensible options, a giveaway or a defective context")
         elif args.cmd == "status":
             figs = agreement(args.dir, tuple(args.tasks))
             if args.json:
@@ -237,9 +287,19 @@ def main(argv: list[str] | None = None) -> int:
                 rate = f"{fr['rate'] * 100:.1f}%" if fr["rate"] is not None else "n/a"
                 print(f"{task}: {f['entries']} entries, reviewed {f['reviewed']}, agreeing {f['agreed']}; first-round blind "
                       f"agreement {fr['agreed']}/{fr['answered']} ({rate}); fixed or dropped after review "
-                      f"{f['fixed_or_dropped_after_review']}; open disagreements {len(f['open_disagreements'])}")
+                      f"{f['fixed_or_dropped_after_review']}; reviewed then dropped {f['dropped_after_review']}; "
+                      f"open disagreements {len(f['open_disagreements'])}; open flags {len(f['open_flags'])}")
                 for key in f["open_disagreements"]:
-                    print(f"  fix or drop: {task} {key}")
+                    print(f"  fix or drop (disagreement): {task} {key}")
+                for key, why in f["open_flags"].items():
+                    print(f"  fix or drop (flag): {task} {key} — {why}")
+        elif args.cmd == "flag":
+            flag(args.task, args.key, args.reviewer, args.reason, directory=args.dir)
+            print(f"{args.task}: flagged {args.key}")
+        elif args.cmd == "rationale":
+            for e in load_entries(args.task, args.dir):
+                if e.key in set(args.keys) or (args.reviewer and e["reviewer"] == args.reviewer):
+                    print(f"{e.key}\t{e['answer']}\t{e['rationale']}\t{e['citation']}")
         else:
             n = _set_review(args.task, args.keys, drop=args.cmd == "drop", directory=args.dir)
             print(f"{args.task}: {args.cmd} {n} entries")
