@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # subcommand -> (module that owns it, one-line help)
@@ -45,10 +46,21 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one subcommand. A user error (bad data, a missing file or model, a wrong option value) is one
+    ``error:`` line on stderr and exit status 2; ``ANCIENTBENCH_DEBUG=1`` shows the traceback instead."""
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
     args = build_parser(command if command in COMMANDS else None).parse_args(argv)
-    return int(args._module.run(args) or 0)
+    try:
+        return int(args._module.run(args) or 0)
+    except (ValueError, OSError, RuntimeError) as e:  # DataError, ResumeError, LetterTokenError, SourceMissing ...
+        if os.environ.get("ANCIENTBENCH_DEBUG"):
+            raise
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: everything scored so far is saved; run the same command again to resume", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

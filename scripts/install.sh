@@ -6,9 +6,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PYTHON=${PYTHON:-python3.11}
-if [ ! -x .venv/bin/python ]; then
-  "$PYTHON" -m venv .venv
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+apt_install() {  # Debian packages, installed only when something is missing
+  $SUDO apt-get update -q && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"
+}
+
+# Python >= 3.11 (the builders' tshet-uinh needs it): python3.11 if present, else python3.
+PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
+"$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), sys.version' \
+  || { echo "install.sh: need Python >= 3.11 (set PYTHON=...)"; exit 1; }
+if ! .venv/bin/python -m pip --version >/dev/null 2>&1; then  # also repairs a venv left half-made
+  rm -rf .venv
+  "$PYTHON" -m venv .venv || { apt_install python3-venv && "$PYTHON" -m venv .venv; }
 fi
 PIP=(.venv/bin/python -m pip install -q --disable-pip-version-check -c requirements/constraints.txt)
 if ! .venv/bin/python -c "import torch" 2>/dev/null; then
@@ -18,19 +27,18 @@ fi
 
 # Unihan (Kangxi radicals, readings, variants): Debian package unicode-data.
 if [ ! -f /usr/share/unicode/Unihan_RadicalStrokeCounts.txt.bz2 ]; then
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -q && $SUDO apt-get install -y -q unicode-data
+  apt_install unicode-data
 fi
 
 # Headless browser for the human-baseline page test (chromium + chromedriver, driven by selenium), and a
 # CJK font so report plots and the page render Chinese: Debian chromium, chromium-driver, fonts-wqy-microhei.
 if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ] || [ ! -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ]; then
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -q && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver fonts-wqy-microhei
+  apt_install chromium chromium-driver fonts-wqy-microhei
 fi
 
 # The classics (論語, 孟子, 大學, 中庸, 詩經, 楚辭, 古文觀止): npm chinese-poetry, MIT.
 if [ ! -f .sources/node_modules/chinese-poetry/package.json ]; then
+  command -v npm >/dev/null || apt_install nodejs npm
   mkdir -p .sources
   npm install --prefix .sources --no-audit --no-fund --silent chinese-poetry@2.0.1
 fi

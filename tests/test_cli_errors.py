@@ -1,0 +1,28 @@
+"""User errors reach the command line as one 'error:' line and exit status 2, never a traceback."""
+
+import json
+
+from ancientbench import cli
+
+
+def test_bad_data_file_is_one_error_line(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "x"}) + "\n", encoding="utf-8")
+    assert cli.main(["eval", "--model", "tiny-random", "--data", str(bad), "--shots", "0", "--output", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "bad.jsonl, row 1, field 'task': missing field" in err
+    assert "Traceback" not in err
+
+
+def test_unknown_task_is_one_error_line(tmp_path, capsys):
+    assert cli.main(["eval", "--model", "tiny-random", "--tasks", "radicals", "--output", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "unknown task 'radicals'" in err
+
+
+def test_debug_variable_shows_the_traceback(tmp_path, monkeypatch):
+    import pytest
+
+    monkeypatch.setenv("ANCIENTBENCH_DEBUG", "1")
+    with pytest.raises(ValueError):
+        cli.main(["eval", "--model", "tiny-random", "--tasks", "radicals", "--output", str(tmp_path)])
