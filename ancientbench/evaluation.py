@@ -50,21 +50,33 @@ class ResumeError(RuntimeError):
 
 
 class PredictionStore:
-    """Append-only predictions JSONL with a sidecar fingerprint, so interrupted runs resume exactly."""
+    """Append-only predictions JSONL with a sidecar fingerprint, so interrupted runs resume exactly.
 
-    def __init__(self, path: Path, fingerprint: dict, files_sha256: dict[str, str], *, overwrite: bool = False):
+    Under several processes (:mod:`ancientbench.distributed`) the main process appends to ``path`` and
+    process ``r`` to ``<stem>.part<r>.jsonl`` beside it (``part=r``); :meth:`load` reads all of them and
+    :meth:`finalize` merges them into ``path`` and removes the part files.
+    """
+
+    def __init__(self, path: Path, fingerprint: dict, files_sha256: dict[str, str], *, overwrite: bool = False,
+                 part: int | None = None):
         self.path = Path(path)
         self.meta_path = self.path.with_name(self.path.name.replace(".jsonl", ".meta.json"))
+        self.write_path = self.path if not part else self.path.with_name(f"{self.path.stem}.part{part}.jsonl")
         self.fingerprint = fingerprint
         self.files_sha256 = dict(files_sha256)
         self.letter_token_ids: dict[str, int] | None = None
         if overwrite:
-            for p in (self.path, self.meta_path):
+            for p in (self.path, self.meta_path, *self.part_paths()):
                 if p.exists():
                     p.unlink()
 
+    def part_paths(self) -> list[Path]:
+        """Predictions other processes of a multi-process run appended (merged by :meth:`finalize`)."""
+        return sorted(self.path.parent.glob(f"{self.path.stem}.part*.jsonl"))
+
     def load(self) -> dict[str, dict]:
-        """Check the sidecar against this run and return the records already written, by id."""
+        """Check the sidecar against this run and return the records already written (part files too), by id."""
+        files = [p for p in (self.path, *self.part_paths()) if p.exists()]
         if self.meta_path.exists():
             meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
             old = meta.get("fingerprint", {})
@@ -84,12 +96,19 @@ class PredictionStore:
                 )
             self.files_sha256 = {**old_files, **self.files_sha256}
             self.letter_token_ids = meta.get("letter_token_ids")
-        elif self.path.exists() and self.path.stat().st_size > 0:
-            raise ResumeError(f"{self.path} exists without its {self.meta_path.name}; use --overwrite or another --output")
+        else:
+            written = [p for p in files if p.stat().st_size > 0]
+            if written:
+                raise ResumeError(f"{written[0]} exists without its {self.meta_path.name}; use --overwrite or another --output")
         done: dict[str, dict] = {}
-        if not self.path.exists():
-            return done
-        raw = self.path.read_bytes()
+        for path in files:
+            done.update(self._read(path))
+        return done
+
+    @staticmethod
+    def _read(path: Path) -> dict[str, dict]:
+        done: dict[str, dict] = {}
+        raw = path.read_bytes()
         complete, _, fragment = raw.rpartition(b"\n")  # a torn last write leaves a fragment without newline
         if complete or raw.endswith(b"\n"):
             for n, line in enumerate(complete.split(b"\n"), start=1):
@@ -98,10 +117,10 @@ class PredictionStore:
                 except (UnicodeDecodeError, json.JSONDecodeError):
                     rec = None
                 if not isinstance(rec, dict) or "id" not in rec or "pred" not in rec:
-                    raise ResumeError(f"{self.path}, line {n}: not a prediction record; use --overwrite")
+                    raise ResumeError(f"{path}, line {n}: not a prediction record; use --overwrite")
                 done[rec["id"]] = rec
         if fragment:
-            with self.path.open("r+b") as fh:
+            with path.open("r+b") as fh:
                 fh.truncate(len(raw) - len(fragment))
         return done
 
@@ -117,14 +136,17 @@ class PredictionStore:
     def append(self, records: Sequence[dict]) -> None:
         if not records:
             return
-        with self.path.open("a", encoding="utf-8", newline="\n") as fh:
+        with self.write_path.open("a", encoding="utf-8", newline="\n") as fh:
             fh.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
             fh.flush()
 
     def finalize(self, ordered: Sequence[dict], extra: Sequence[dict] = ()) -> None:
-        """Rewrite the file in dataset order (records of items outside this run are kept after them)."""
+        """Rewrite the file in dataset order (records of items outside this run are kept after them); the part
+        files of other processes, now merged into it, are removed."""
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in [*ordered, *extra])
         _atomic_write(self.path, text)
+        for p in self.part_paths():
+            p.unlink()
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -295,10 +317,17 @@ def run_setting(
     progress: bool = True,
     overwrite: bool = False,
     circular: bool = False,
+    processes=None,
 ) -> dict:
-    """Score one (model, shots) setting over a :class:`~ancientbench.dataset.QuestionSet`, resuming from disk."""
+    """Score one (model, shots) setting over a :class:`~ancientbench.dataset.QuestionSet`, resuming from disk.
+
+    Under several processes (``processes``, default :func:`ancientbench.distributed.init`) every process
+    scores a shard of each task's remaining items and gets the merged results; only the main process writes
+    the predictions and results files.
+    """
     from tqdm.auto import tqdm
 
+    from . import distributed
     from .scoring import _resolve_prefix_cache, check_batch_size, context_limit, score_task
 
     letter_prefix(letter_style)  # validates the name
@@ -311,26 +340,46 @@ def run_setting(
         "letter_style": letter_style, "chat": chat, "template_version": TEMPLATE_VERSION,
         "template_sha256": TEMPLATE_SHA256, "max_length": limit,
     }
+    procs = processes or distributed.init(str(next(model.parameters()).device))
+    main = procs.is_main_process
     store = None
     done: dict[str, dict] = {}
     pred_file = None
+    letter_ids = None
     if output_dir is not None:
         folder = Path(output_dir) / _slug(info, chat, letter_style, circular)
-        folder.mkdir(parents=True, exist_ok=True)
         pred_file = folder / f"predictions_{shots}shot.jsonl"
-        store = PredictionStore(pred_file, fingerprint, questions.files_for(shots), overwrite=overwrite)
-        done = store.load()
-        store.write_meta()
+        error = None
+        if main:  # only the main process reads, checks and repairs the files; the others learn what is done
+            folder.mkdir(parents=True, exist_ok=True)
+            store = PredictionStore(pred_file, fingerprint, questions.files_for(shots), overwrite=overwrite)
+            try:
+                done = store.load()
+                store.write_meta()
+            except ResumeError as err:
+                if procs.num_processes == 1:
+                    raise
+                error = str(err)
+            letter_ids = store.letter_token_ids
+        if procs.num_processes > 1:
+            error, done, letter_ids = procs.broadcast((error, done, letter_ids))
+            if error:
+                raise ResumeError(error)
+            if not main:
+                store = PredictionStore(pred_file, fingerprint, questions.files_for(shots), part=procs.process_index)
 
     wanted_ids = [it["id"] for t in questions.items for it in questions.items[t]]
     resumed = sum(1 for i in wanted_ids if i in done)
-    todo = {t: [it for it in rows if it["id"] not in done] for t, rows in questions.items.items()}
+    # each process scores a contiguous shard of every task's remaining items
+    todo = {t: procs.shard([it for it in rows if it["id"] not in done]) for t, rows in questions.items.items()}
     n_todo = sum(len(v) for v in todo.values())
-    letter_ids = store.letter_token_ids if store else None
     new: dict[str, dict] = {}
     t0 = time.perf_counter()
     label = f"{_slug(info, chat, letter_style, circular)} {shots}-shot"
-    with tqdm(total=n_todo, desc=label, unit="q", disable=not progress or n_todo == 0, file=sys.stderr) as bar:
+    if procs.num_processes > 1:
+        label += f" [process {procs.process_index + 1}/{procs.num_processes}]"
+    show = progress and main and n_todo > 0
+    with tqdm(total=n_todo, desc=label, unit="q", disable=not show, file=sys.stderr) as bar:
         for task, rows in todo.items():
             if not rows:
                 continue
@@ -353,14 +402,26 @@ def run_setting(
                 if letter_ids and letter_ids != scored.letter_token_ids:
                     raise ResumeError(f"letter token ids changed: {letter_ids} -> {scored.letter_token_ids}")
                 letter_ids = scored.letter_token_ids
-                if store is not None and store.letter_token_ids != letter_ids:
+                if main and store is not None and store.letter_token_ids != letter_ids:
                     store.letter_token_ids = letter_ids
                     store.write_meta()
+    if procs.num_processes > 1:  # every process gets every process's records
+        shards = procs.gather([(list(new.values()), letter_ids, batch_used)])
+        new = {r["id"]: r for recs, _, _ in shards for r in recs}
+        per_process = [len(recs) for recs, _, _ in shards]
+        seen_ids = {json.dumps(ids, sort_keys=True) for _, ids, _ in shards if ids}
+        if len(seen_ids) > 1:
+            raise ResumeError(f"processes resolved different letter token ids: {sorted(seen_ids)}")
+        letter_ids = next((ids for _, ids, _ in shards if ids), letter_ids)
+        batch_used = [b for _, _, used in shards for b in used]
+        if main and store is not None and letter_ids and store.letter_token_ids != letter_ids:
+            store.letter_token_ids = letter_ids
+            store.write_meta()
     seconds = time.perf_counter() - t0
 
     all_records = {**done, **new}
     ordered = [all_records[i] for i in wanted_ids]
-    if store is not None:
+    if main and store is not None:
         wanted = set(wanted_ids)
         store.finalize(ordered, [r for i, r in done.items() if i not in wanted])
     setting = {
@@ -397,8 +458,12 @@ def run_setting(
         from .circular import add_circular_figures
 
         add_circular_figures(results, ordered)
-    if store is not None:
-        _atomic_write(pred_file.with_name(f"results_{shots}shot.json"), json.dumps(results, ensure_ascii=False, indent=2))
+    if procs.num_processes > 1:
+        results["setting"]["processes"] = procs.num_processes
+        results["timing"]["items_per_process"] = per_process
+    if pred_file is not None:
+        if main:
+            _atomic_write(pred_file.with_name(f"results_{shots}shot.json"), json.dumps(results, ensure_ascii=False, indent=2))
     else:
         results["predictions"] = ordered
     return results
@@ -437,6 +502,7 @@ def evaluate_model(
     results dict carries its records under ``"predictions"``. ``circular``: score every test item under the
     four cyclic rotations of its options and add plain and circular accuracy (:mod:`ancientbench.circular`).
     """
+    from . import distributed
     from .dataset import load_questions
     from .models import load_model, model_info, prepare_tokenizer, select_dtype
 
@@ -449,6 +515,12 @@ def evaluate_model(
         from .circular import expand_questions
 
         questions = expand_questions(questions)
+    # launched with several processes (torchrun / accelerate launch): data parallel, one shard each
+    if isinstance(model, (str, Path)):
+        procs = distributed.init(device, device_map)
+        device = distributed.process_device(procs, device)
+    else:
+        procs = distributed.init(device or str(next(model.parameters()).device), device_map)
     if isinstance(model, (str, Path)):
         loaded = load_model(model, device=device, dtype=dtype, revision=revision,
                             trust_remote_code=trust_remote_code, device_map=device_map)
@@ -465,14 +537,14 @@ def evaluate_model(
             model_obj = model_obj.to(device)
         name = getattr(model_obj, "name_or_path", None) or getattr(model_obj.config, "_name_or_path", "") or "model"
         info = model_info(model_obj, name, revision=revision)
-    if info.get("smoke_model") and progress:
+    if info.get("smoke_model") and progress and procs.is_main_process:
         print("note: tiny-random is a random-weight smoke model; its scores are chance level (~25%).", file=sys.stderr)
     out = {}
     for k in shots_list:
         out[k] = run_setting(
             model_obj, tok, info, questions, k, output_dir=output_dir, batch_size=batch_size,
             letter_style=letter_style, chat=chat, prefix_cache=prefix_cache, max_length=max_length,
-            progress=progress, overwrite=overwrite, circular=circular,
+            progress=progress, overwrite=overwrite, circular=circular, processes=procs,
         )
     return out
 
@@ -535,6 +607,12 @@ def run(args) -> int:
         max_length=args.max_length, fewshot_data=args.fewshot_data, overwrite=args.overwrite,
         progress=not args.no_progress, circular=args.circular,
     )
+    from . import distributed
+
+    procs = distributed.init()
+    distributed.close()
+    if not procs.is_main_process:  # the main process of a multi-process run prints and has written the files
+        return 0
     print(format_table(list(results.values())))
     if args.circular:
         from .circular import format_table as circular_table
