@@ -369,7 +369,9 @@ def check_batch_size(batch_size) -> int | AutoBatchSize:
     return batch_size
 
 
-ATTENTION_LAYER_TYPES = {"full_attention", "sliding_attention", "chunked_attention"}
+# Only full attention: a sliding or chunked window counts cache slots, so the padding between a cached prefix and
+# a question would push real prefix tokens out of the window and make scores depend on the batch (review A3).
+ATTENTION_LAYER_TYPES = {"full_attention"}
 
 
 def _resolve_prefix_cache(model, prefix_cache) -> bool:
@@ -391,7 +393,11 @@ def _resolve_prefix_cache(model, prefix_cache) -> bool:
     config = getattr(model, "config", None)
     text_config = config.get_text_config() if config is not None and hasattr(config, "get_text_config") else config
     layer_types = getattr(text_config, "layer_types", None)
-    return not layer_types or set(layer_types) <= ATTENTION_LAYER_TYPES
+    if layer_types:
+        return set(layer_types) <= ATTENTION_LAYER_TYPES
+    # configs without layer_types (e.g. Mistral) declare windows directly
+    windowed = getattr(text_config, "sliding_window", None) and getattr(text_config, "use_sliding_window", True)
+    return not windowed and not getattr(text_config, "attention_chunk_size", None)
 
 
 def _score_encoded(

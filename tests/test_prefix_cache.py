@@ -99,3 +99,19 @@ def test_auto_enables_the_cache_only_for_transformers_models(tiny_qwen2):
     assert scoring._resolve_prefix_cache(hybrid, "auto") is False
     with pytest.raises(ValueError, match="prefix_cache"):
         scoring._resolve_prefix_cache(tiny_qwen2.model, "yes")
+
+
+def test_auto_prefix_cache_is_off_for_sliding_window_attention(tmp_path):
+    """A sliding window counts cache slots, so padded suffixes after a cached prefix would change the scores."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from ancientbench.scoring import _resolve_prefix_cache
+
+    def tiny(**kw):
+        cfg = AutoConfig.for_model("qwen2", vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                                   num_attention_heads=2, num_key_value_heads=1, **kw)
+        return AutoModelForCausalLM.from_config(cfg)
+
+    assert _resolve_prefix_cache(tiny(), "auto") is True
+    assert _resolve_prefix_cache(tiny(use_sliding_window=True, sliding_window=8, max_window_layers=0), "auto") is False
+    assert _resolve_prefix_cache(tiny(use_sliding_window=True, sliding_window=8, max_window_layers=0), True) is True  # explicit
