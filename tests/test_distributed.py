@@ -103,3 +103,20 @@ def test_single_process_and_refusals(monkeypatch):
         distributed.init("cuda", device_map="auto")
     with pytest.raises(ValueError, match="cannot be used with several processes"):
         distributed.init("mps")
+
+
+def test_device_map_auto_scores_like_a_plain_load(tiny_llama, fixture_data):
+    """Model parallelism (``--device-map auto``, accelerate's big-model loading) loads and scores through the
+    same path (inputs go to the embedding's device, letters are read where the LM head's output is). On a
+    CPU-only machine the whole model lands on the CPU (transformers then sets no ``hf_device_map``), so this
+    checks the loading path and the predictions, not the spreading over several GPUs."""
+    from ancientbench.models import load_model
+
+    folder = tiny_llama.info["name_or_path"]
+    mapped = load_model(folder, device_map="auto", dtype="float32")
+    assert mapped.info["device"] in ("cpu", "device_map=auto: cpu")
+    assert {p.device.type for p in mapped.model.parameters()} == {"cpu"}
+    kwargs = dict(tasks=["radical", "cloze"], shots=2, data=fixture_data, batch_size=3, progress=False)
+    got = evaluate_model(mapped.model, mapped.tokenizer, **kwargs)[2]["predictions"]
+    ref = evaluate_model(tiny_llama.model, tiny_llama.tokenizer, **kwargs)[2]["predictions"]
+    assert_same_predictions(got, ref)
