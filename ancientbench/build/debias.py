@@ -20,6 +20,7 @@ def pick_balanced(
     freq: Frequencies,
     *,
     prefer_first: float = 0.0,
+    strategies=None,
 ) -> list[int]:
     """For each (question, answer, alternatives) return the index of the chosen alternative triple.
 
@@ -27,6 +28,7 @@ def pick_balanced(
     items so far, plus ``prefer_first`` times the alternative's index (alternatives are assumed ordered
     from most to least plausible). Ties go to the earlier alternative, so the result is deterministic.
     """
+    strategies = strategies or STRATEGIES  # e.g. audit.AUDIT_STRATEGIES to balance option similarity too
     totals: Counter = Counter()
     chosen: list[int] = []
     for n, (question, answer, alternatives) in enumerate(items, start=1):
@@ -34,8 +36,8 @@ def pick_balanced(
             raise ValueError(f"item {n}: no distractor alternatives to choose from")
         best_i, best_cost, best_credit = 0, None, None
         for i, triple in enumerate(alternatives):
-            c = credits(question, [answer, *triple], 0, freq, STRATEGIES)
-            cost = sum((totals[s] + c[s] - 0.25 * n) ** 2 for s in STRATEGIES) + prefer_first * i
+            c = credits(question, [answer, *triple], 0, freq, strategies)
+            cost = sum((totals[s] + c[s] - 0.25 * n) ** 2 for s in strategies) + prefer_first * i
             if best_cost is None or cost < best_cost - 1e-12:
                 best_i, best_cost, best_credit = i, cost, c
         totals.update(best_credit)

@@ -264,9 +264,11 @@ def _frequencies(ctx):
 
 def _finish(task: str, config: str, items, dev_prefs, ctx, dropped: Counter, freq) -> BuildResult:
     """items: (key, question, answer, alternatives, citation, explanation) -> BuildResult with dev/test."""
+    from ..audit import AUDIT_STRATEGIES
     from .debias import pick_balanced
 
-    picks = pick_balanced([(q, a, alts) for _, q, a, alts, _, _ in items], freq)
+    # balance option similarity too: 大徐 fanqie distractors share a speller with the answer
+    picks = pick_balanced([(q, a, alts) for _, q, a, alts, _, _ in items], freq, strategies=AUDIT_STRATEGIES)
     cands = [
         Candidate(key=k, question=q, answer=a, distractors=alts[p], source=SOURCE_LABEL, citation=c, explanation=x)
         for (k, q, a, alts, c, x), p in zip(items, picks)
