@@ -4,14 +4,17 @@ Python: ``evaluate_model(model, tokenizer=None, tasks=None, shots=(0, 5), ...)``
 For every (model, shots) setting it writes, under ``<output>/<model_slug>/``:
 
 - ``predictions_<k>shot.jsonl``: one line per item ``{"id", "task", "gold", "pred", "logprobs": [lA, lB, lC,
-  lD], "shots_used"}`` (plus ``"error"`` for an item whose question alone exceeds the model's context; its
-  ``pred`` is null and it counts as wrong). Lines are appended and flushed batch by batch; when the setting is
-  complete the file is rewritten in dataset order.
+  lD], "shots_used", "item_sha256", "fewshot_sha256"}`` (plus ``"error"`` for an item whose question alone
+  exceeds the model's context; its ``pred`` is null and it counts as wrong). ``item_sha256`` hashes the item's
+  row (all schema fields), ``fewshot_sha256`` the exemplars it was offered (:func:`item_sha256`,
+  :func:`fewshot_sha256`). Lines are appended and flushed batch by batch; when the setting is complete the
+  file is rewritten in dataset order.
 - ``predictions_<k>shot.meta.json``: the setting's fingerprint (model, revision/weights hash, dtype, shots,
   letter style, chat, prompt template hash, context limit) and the data files' hashes. A rerun with the same
-  ``--output`` resumes: it keeps the predictions already written (a torn last line is cut off), scores only
-  the missing items, and the final results equal an uninterrupted run's. A rerun whose setting or data
-  differ stops with an error (``--overwrite`` starts afresh).
+  ``--output`` resumes: it keeps a prediction already written (a torn last line is cut off) only when its
+  ``item_sha256`` and ``fewshot_sha256`` equal this run's for that id, scores the other items (with a warning
+  naming the ids whose stored record did not match), and the final results equal an uninterrupted run's. A
+  rerun whose setting differs stops with an error (``--overwrite`` starts afresh).
 - ``results_<k>shot.json``: the self-describing results (layout in ``docs/evaluation.md``; arithmetic from
   :mod:`ancientbench.aggregate`: task accuracy -> competency mean -> average of the four competencies).
 
@@ -23,15 +26,18 @@ rotations of its options, :mod:`ancientbench.circular`), so differently scored r
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import os
 import platform
 import sys
 import time
+import warnings
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from .aggregate import aggregate
+from .schema import FIELDS
 from .prompts import TEMPLATE_SHA256, TEMPLATE_VERSION, letter_prefix
 from .tasks import COMPETENCIES, COMPETENCY_DISPLAY, TASK_NAMES, TASK_TO_COMPETENCY, get_task
 
@@ -44,6 +50,31 @@ FINGERPRINT_KEYS = (
 
 class ResumeError(RuntimeError):
     """Existing predictions were made under a different setting or data; they are never mixed in."""
+
+
+HASH_CHARS = 16  # 64 bits of sha256: plenty to tell the items of one id apart
+
+
+def _rows_sha256(obj) -> str:
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
+
+
+def item_sha256(item: Mapping[str, str]) -> str:
+    """Short sha256 of an item's canonical row: its schema fields in ``schema.FIELDS`` order, as JSON."""
+    return _rows_sha256([item.get(f, "") for f in FIELDS])
+
+
+def fewshot_sha256(exemplars: Sequence[Mapping[str, str]], shots: int) -> str:
+    """Short sha256 of the few-shot setting of a task: ``shots`` and the canonical rows of the first ``shots``
+    exemplars (the ones a prompt is built from; dropping some to fit the context is recorded in shots_used)."""
+    return _rows_sha256([shots, [[e.get(f, "") for f in FIELDS] for e in list(exemplars)[:shots]]])
+
+
+def _matches(record: dict | None, expected: tuple[str, str] | None) -> bool:
+    """Whether a stored record was made for exactly this item and exemplar set (records without hashes never are)."""
+    return (record is not None and expected is not None
+            and (record.get("item_sha256"), record.get("fewshot_sha256")) == expected)
 
 
 # --------------------------------------------------------------------------------------------- storage
@@ -74,8 +105,13 @@ class PredictionStore:
         """Predictions other processes of a multi-process run appended (merged by :meth:`finalize`)."""
         return sorted(self.path.parent.glob(f"{self.path.stem}.part*.jsonl"))
 
-    def load(self) -> dict[str, dict]:
-        """Check the sidecar against this run and return the records already written (part files too), by id."""
+    def load(self, expected: Mapping[str, tuple[str, str]] | None = None) -> dict[str, dict]:
+        """Check the sidecar against this run and return the records already written (part files too), by id.
+
+        An id written more than once keeps its last record, except that a record matching ``expected`` (id ->
+        ``(item_sha256, fewshot_sha256)`` of this run) is never replaced by a later one that does not. Whether
+        a record may be reused is the caller's check (:func:`run_setting` drops those that do not match).
+        """
         files = [p for p in (self.path, *self.part_paths()) if p.exists()]
         if self.meta_path.exists():
             meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
@@ -87,27 +123,26 @@ class PredictionStore:
                     f"{self.path} holds predictions of another setting ({detail}); "
                     f"use --overwrite to replace them or another --output"
                 )
-            old_files = meta.get("files_sha256", {})
-            changed = [f for f in old_files if f in self.files_sha256 and old_files[f] != self.files_sha256[f]]
-            if changed:
-                raise ResumeError(
-                    f"{self.path}: data file(s) changed since these predictions were made: {', '.join(changed)}; "
-                    f"use --overwrite to rescore"
-                )
-            self.files_sha256 = {**old_files, **self.files_sha256}
+            # a changed data file is no error: every record carries its item's hash and is checked by the caller
+            self.files_sha256 = {**meta.get("files_sha256", {}), **self.files_sha256}
             self.letter_token_ids = meta.get("letter_token_ids")
         else:
             written = [p for p in files if p.stat().st_size > 0]
             if written:
                 raise ResumeError(f"{written[0]} exists without its {self.meta_path.name}; use --overwrite or another --output")
         done: dict[str, dict] = {}
+        expected = expected or {}
         for path in files:
-            done.update(self._read(path))
+            for rec in self._read(path):
+                key = expected.get(rec["id"])
+                if _matches(done.get(rec["id"]), key) and not _matches(rec, key):
+                    continue
+                done[rec["id"]] = rec
         return done
 
     @staticmethod
-    def _read(path: Path) -> dict[str, dict]:
-        done: dict[str, dict] = {}
+    def _read(path: Path) -> list[dict]:
+        done: list[dict] = []
         raw = path.read_bytes()
         complete, _, fragment = raw.rpartition(b"\n")  # a torn last write leaves a fragment without newline
         if complete or raw.endswith(b"\n"):
@@ -118,7 +153,7 @@ class PredictionStore:
                     rec = None
                 if not isinstance(rec, dict) or "id" not in rec or "pred" not in rec:
                     raise ResumeError(f"{path}, line {n}: not a prediction record; use --overwrite")
-                done[rec["id"]] = rec
+                done.append(rec)
         if fragment:
             with path.open("r+b") as fh:
                 fh.truncate(len(raw) - len(fragment))
@@ -342,6 +377,9 @@ def run_setting(
     }
     procs = processes or distributed.init(str(next(model.parameters()).device))
     main = procs.is_main_process
+    # what each record is checked against on resume: its item's row and its task's exemplar set
+    task_fewshot = {t: fewshot_sha256(questions.exemplars.get(t, []), shots) for t in questions.items}
+    expected = {it["id"]: (item_sha256(it), task_fewshot[t]) for t, rows in questions.items.items() for it in rows}
     store = None
     done: dict[str, dict] = {}
     pred_file = None
@@ -354,13 +392,24 @@ def run_setting(
             folder.mkdir(parents=True, exist_ok=True)
             store = PredictionStore(pred_file, fingerprint, questions.files_for(shots), overwrite=overwrite)
             try:
-                done = store.load()
+                done = store.load(expected)
                 store.write_meta()
             except ResumeError as err:
                 if procs.num_processes == 1:
                     raise
                 error = str(err)
             letter_ids = store.letter_token_ids
+            stale = [i for i in expected if i in done and not _matches(done[i], expected[i])]
+            for i in stale:  # scored again below; the rewrite at the end replaces them
+                del done[i]
+            if stale:
+                shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
+                warnings.warn(
+                    f"{pred_file}: {len(stale)} stored prediction(s) were made for other items or few-shot "
+                    f"exemplars under the same id (question, options, answer or another field changed, other "
+                    f"exemplars, or written before items were hashed): {shown}; scoring them again",
+                    stacklevel=3,
+                )
         if procs.num_processes > 1:
             error, done, letter_ids = procs.broadcast((error, done, letter_ids))
             if error:
@@ -387,6 +436,7 @@ def run_setting(
 
             def on_batch(recs: list[dict]) -> None:
                 for r in recs:
+                    r["item_sha256"], r["fewshot_sha256"] = expected[r["id"]]
                     new[r["id"]] = r
                 if store is not None:
                     store.append(recs)

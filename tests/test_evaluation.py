@@ -58,7 +58,7 @@ def test_results_files_have_the_documented_layout(tiny_qwen2, fixture_data, tmp_
         preds = read_jsonl(on_disk["predictions_file"])
         assert [p["id"] for p in preds] == [f"{t}-t{i}" for t in TASKS for i in range(N_TEST)]  # dataset order
         for p in preds:
-            assert set(p) == {"id", "task", "gold", "pred", "logprobs", "shots_used"}
+            assert set(p) == {"id", "task", "gold", "pred", "logprobs", "shots_used", "item_sha256", "fewshot_sha256"}
             assert p["pred"] == LETTERS[max(range(4), key=lambda j: p["logprobs"][j])] and p["shots_used"] == k
         correct = sum(p["pred"] == p["gold"] for p in preds if p["task"] == "cloze")
         assert on_disk["tasks"]["cloze"]["correct"] == correct
@@ -128,7 +128,7 @@ def test_resume_after_interruption_equals_an_uninterrupted_run(tiny_llama, fixtu
     assert again[5]["timing"]["items_scored"] == 0 and again[5]["tasks"] == straight[5]["tasks"]
 
 
-def test_resume_refuses_another_setting_or_changed_data(tiny_qwen2, fixture_data, tmp_path):
+def test_resume_refuses_another_setting_and_rescores_changed_data(tiny_qwen2, fixture_data, tmp_path):
     run(tiny_qwen2, fixture_data, tmp_path, shots=(0,), tasks=["cloze"])
     with pytest.raises(ResumeError, match="max_length"):
         run(tiny_qwen2, fixture_data, tmp_path, shots=(0,), tasks=["cloze"], max_length=100)
@@ -140,8 +140,9 @@ def test_resume_refuses_another_setting_or_changed_data(tiny_qwen2, fixture_data
         rows = json.loads(json.dumps(load_questions([t], fixture_data, shots=(0,)).items[t]))
         rows[0]["question"] += "改"
         write_jsonl(changed / "data" / t / "test.jsonl", rows)
-    with pytest.raises(ResumeError, match="data file"):
-        run(tiny_qwen2, changed, tmp_path, shots=(0,), tasks=["cloze"], max_length=100)
+    with pytest.warns(UserWarning, match=r"1 stored prediction\(s\).*: cloze-t0; scoring them again"):
+        redone = run(tiny_qwen2, changed, tmp_path, shots=(0,), tasks=["cloze"], max_length=100)
+    assert redone[0]["timing"]["items_scored"] == 1 and redone[0]["timing"]["items_resumed"] == N_TEST - 1
 
 
 def test_jsonl_question_set_with_fewshot_folder(tiny_qwen2, fixture_data, fixture_items, tmp_path):
@@ -181,3 +182,88 @@ def test_table_has_the_papers_shape(tiny_qwen2, fixture_data):
     assert "0-shot" in lines[2] and "5-shot" in lines[3]
     assert f"{100 * res[5]['average']:.2f}" in lines[3]
     assert any(line.startswith("cloze 完形填空") for line in lines)
+
+
+# ----------------------------------------------------------------------- resume checks every item it reuses
+
+
+def _rotated(rows):
+    """Same ids, options cycled by one (so the gold letters change)."""
+    out = []
+    for r in rows:
+        r = dict(r)
+        a, b, c, d = r["A"], r["B"], r["C"], r["D"]
+        r["A"], r["B"], r["C"], r["D"] = b, c, d, a
+        r["answer"] = LETTERS[(LETTERS.index(r["answer"]) - 1) % 4]
+        out.append(r)
+    return out
+
+
+def _flat(records):
+    return [x for r in records for x in r["logprobs"]]
+
+
+def _eval_file(lm, path, out, **kw):
+    return evaluate_model(lm.model, lm.tokenizer, data=path, output_dir=out, shots=kw.pop("shots", 0),
+                          batch_size=3, progress=False, **kw)
+
+
+def test_resume_never_reuses_predictions_of_other_questions(tiny_qwen2, fixture_items, tmp_path):
+    rows = fixture_items["cloze"][0][:6]
+    write_jsonl(tmp_path / "q1.jsonl", rows)
+    write_jsonl(tmp_path / "q2.jsonl", _rotated(rows))
+    out = tmp_path / "out"
+    first = _eval_file(tiny_qwen2, tmp_path / "q1.jsonl", out)[0]
+    assert first["timing"]["items_scored"] == 6
+    with pytest.warns(UserWarning, match=r"6 stored prediction\(s\).*cloze-t0"):
+        second = _eval_file(tiny_qwen2, tmp_path / "q2.jsonl", out)[0]
+    fresh = _eval_file(tiny_qwen2, tmp_path / "q2.jsonl", None)[0]
+    assert second["timing"]["items_resumed"] == 0 and second["timing"]["items_scored"] == 6
+    assert second["tasks"] == fresh["tasks"]
+    on_disk = read_jsonl(second["predictions_file"])
+    assert [p["gold"] for p in on_disk] == [r["answer"] for r in _rotated(rows)]  # the old records are gone
+    assert [p["pred"] for p in on_disk] == [p["pred"] for p in fresh["predictions"]]
+
+    # one item edited (even a field the prompt does not show): only that one is scored again
+    edited = _rotated(rows)
+    edited[2]["explanation"] += "（改）"
+    write_jsonl(tmp_path / "q3.jsonl", edited)
+    with pytest.warns(UserWarning, match=r"1 stored prediction\(s\).*cloze-t2"):
+        third = _eval_file(tiny_qwen2, tmp_path / "q3.jsonl", out)[0]
+    assert third["timing"]["items_resumed"] == 5 and third["timing"]["items_scored"] == 1
+    assert third["tasks"] == fresh["tasks"]
+
+
+def test_resume_rescores_when_the_fewshot_exemplars_change(tiny_qwen2, fixture_data, fixture_items, tmp_path):
+    test_rows, dev_rows = fixture_items["cloze"]
+    write_jsonl(tmp_path / "q.jsonl", test_rows[:4])
+    write_jsonl(tmp_path / "dev_a.jsonl", dev_rows)
+    write_jsonl(tmp_path / "dev_b.jsonl", dev_rows[::-1])  # other first two exemplars
+    out = tmp_path / "out"
+    _eval_file(tiny_qwen2, tmp_path / "q.jsonl", out, shots=2, fewshot_data=tmp_path / "dev_a.jsonl")
+    same = _eval_file(tiny_qwen2, tmp_path / "q.jsonl", out, shots=2, fewshot_data=tmp_path / "dev_a.jsonl")[2]
+    assert same["timing"]["items_resumed"] == 4
+    with pytest.warns(UserWarning, match="few-shot exemplars"):
+        other = _eval_file(tiny_qwen2, tmp_path / "q.jsonl", out, shots=2, fewshot_data=tmp_path / "dev_b.jsonl")[2]
+    fresh = _eval_file(tiny_qwen2, tmp_path / "q.jsonl", None, shots=2, fewshot_data=tmp_path / "dev_b.jsonl")[2]
+    assert other["timing"]["items_resumed"] == 0 and other["timing"]["items_scored"] == 4
+    assert _flat(read_jsonl(other["predictions_file"])) == pytest.approx(_flat(fresh["predictions"]), abs=1e-5)
+
+
+def test_load_keeps_a_matching_record_over_a_later_stale_one(tmp_path):
+    from ancientbench.evaluation import PredictionStore
+
+    path = tmp_path / "predictions_0shot.jsonl"
+    base = {"task": "cloze", "gold": "A", "pred": "B", "logprobs": [0, 0, 0, 0], "shots_used": 0}
+    good = {"id": "x", **base, "item_sha256": "i1", "fewshot_sha256": "f1"}
+    stale = {"id": "x", **base, "item_sha256": "i0", "fewshot_sha256": "f1"}
+    later = {"id": "y", **base, "item_sha256": "j1", "fewshot_sha256": "f1"}
+    store = PredictionStore(path, {"shots": 0}, {})
+    store.write_meta()
+    store.append([good])
+    PredictionStore(path, {"shots": 0}, {}, part=1).append([stale, {**later, "pred": "C"}])
+    store.append([later])  # the main file is read first, part files after it
+    got = store.load({"x": ("i1", "f1"), "y": ("j1", "f1")})
+    assert got["x"] == good and got["y"]["pred"] == "C"  # without a stale one, the last record wins as before
+    assert store.load()["x"] == stale  # no expectations: the last record
+
