@@ -586,7 +586,10 @@ def evaluate_model(
         if device is not None:
             model_obj = model_obj.to(device)
         name = getattr(model_obj, "name_or_path", None) or getattr(model_obj.config, "_name_or_path", "") or "model"
-        info = model_info(model_obj, name, revision=revision)
+        # its folder on disk says nothing about weights changed in memory: hash the tensors themselves (one
+        # full pass over the weights, see models.tensors_sha256) - only when files are written that a later
+        # run could resume from
+        info = model_info(model_obj, name, revision=revision, weights="tensors" if output_dir is not None else None)
     if info.get("smoke_model") and progress and procs.is_main_process:
         print("note: tiny-random is a random-weight smoke model; its scores are chance level (~25%).", file=sys.stderr)
     out = {}

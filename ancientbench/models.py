@@ -9,8 +9,10 @@
   built-in ``tiny-random`` smoke model (:mod:`ancientbench.tiny`). The tokenizer is set to left padding
   with an explicit pad token (the eos token when it has none).
 - ``model_info`` describes the model for results files: name, revision (the Hub commit when known),
-  ``weights_sha256`` (local folders; cached by file size and mtime), parameter count, dtype, device and
-  ``smoke_model`` (true only for ``tiny-random``, a chance-level model).
+  ``weights_sha256`` (of a local folder's weight files, cached by file size and mtime; or, for a model object
+  handed to ``evaluate_model``, of its tensors in memory: ``tensors_sha256``) with ``weights_sha256_of``
+  saying which (``files``/``tensors``/null), parameter count, dtype, device and ``smoke_model`` (true only
+  for ``tiny-random``, a chance-level model).
 """
 
 from __future__ import annotations
@@ -162,6 +164,31 @@ def weights_sha256(folder: str | Path, *, use_cache: bool = True) -> str | None:
     return hashlib.sha256("".join(lines).encode()).hexdigest()
 
 
+def tensors_sha256(model) -> str:
+    """sha256 over a model's ``state_dict`` as it is in memory: for each tensor, sorted by name, a line
+    ``name<TAB>dtype<TAB>shape`` and then its raw bytes.
+
+    This reads every weight once (copied to the CPU tensor by tensor): for a 7B model in bfloat16 that is ~14 GB
+    through sha256, some seconds - paid once per :func:`ancientbench.evaluate_model` call that writes resumable
+    files, because a model object may have been changed in memory since it was loaded (fine-tuned, perturbed,
+    merged) and its folder on disk then says nothing about it. Tensors on the ``meta`` device (offloaded by
+    accelerate) have no bytes here and are hashed by name, dtype and shape only.
+    """
+    import torch
+
+    h = hashlib.sha256()
+    for name, t in sorted(model.state_dict().items()):
+        t = t.detach()
+        h.update(f"{name}\t{dtype_name(t.dtype)}\t{tuple(t.shape)}\n".encode())
+        if t.device.type == "meta":
+            continue
+        if t.is_quantized:  # torch's quantized dtypes have no byte view; their integer representation does
+            t = t.int_repr()
+        data = t.contiguous().reshape(-1).view(torch.uint8).cpu()
+        h.update(data.numpy())
+    return h.hexdigest()
+
+
 def model_slug(name_or_path: str) -> str:
     """A folder name for a model's results: Hub ``org/name`` -> ``org__name``, a local path -> its last part."""
     s = str(name_or_path).rstrip("/\\")
@@ -180,8 +207,11 @@ class LoadedModel:
 
 
 def model_info(model, name_or_path: str, *, revision: str | None = None, device: str | None = None,
-               local_path: str | Path | None = None, smoke_model: bool = False) -> dict:
-    """The ``model`` block of a results file."""
+               local_path: str | Path | None = None, smoke_model: bool = False,
+               weights: str | None = "files") -> dict:
+    """The ``model`` block of a results file. ``weights``: what ``weights_sha256`` hashes - ``"files"`` (the
+    local folder's weight files, None for a Hub id), ``"tensors"`` (the model in memory, :func:`tensors_sha256`)
+    or None (not hashed)."""
     config = getattr(model, "config", None)
     commit = getattr(config, "_commit_hash", None)
     dev = device
@@ -191,10 +221,19 @@ def model_info(model, name_or_path: str, *, revision: str | None = None, device:
     elif dev is None:
         dev = str(next(model.parameters()).device)
     path = Path(local_path) if local_path is not None else Path(str(name_or_path))
+    if weights == "tensors":
+        digest = tensors_sha256(model)
+    elif weights == "files":
+        digest = weights_sha256(path) if path.is_dir() else None
+    elif weights is None:
+        digest = None
+    else:
+        raise ValueError(f"weights must be 'files', 'tensors' or None, got {weights!r}")
     return {
         "name_or_path": str(name_or_path),
         "revision": revision or commit,
-        "weights_sha256": weights_sha256(path) if path.is_dir() else None,
+        "weights_sha256": digest,
+        "weights_sha256_of": weights if digest is not None else None,
         "num_parameters": int(sum(p.numel() for p in model.parameters())),
         "dtype": dtype_name(next(model.parameters()).dtype),
         "device": dev,

@@ -250,6 +250,30 @@ def test_resume_rescores_when_the_fewshot_exemplars_change(tiny_qwen2, fixture_d
     assert _flat(read_jsonl(other["predictions_file"])) == pytest.approx(_flat(fresh["predictions"]), abs=1e-5)
 
 
+def test_resume_refuses_a_model_whose_weights_changed_in_memory(tiny_qwen2, fixture_items, tmp_path):
+    import copy
+
+    import torch
+
+    lm = copy.deepcopy(tiny_qwen2)  # the session fixture stays untouched
+    write_jsonl(tmp_path / "q.jsonl", fixture_items["cloze"][0][:4])
+    out = tmp_path / "out"
+    before = _eval_file(lm, tmp_path / "q.jsonl", out)[0]
+    before_logprobs = _flat(read_jsonl(before["predictions_file"]))
+    with torch.no_grad():
+        for p in lm.model.parameters():
+            p.add_(torch.randn_like(p, generator=torch.Generator().manual_seed(1)))
+    with pytest.raises(ResumeError, match="weights_sha256"):
+        _eval_file(lm, tmp_path / "q.jsonl", out)
+    after = _eval_file(lm, tmp_path / "q.jsonl", out, overwrite=True)[0]
+    fresh = _eval_file(lm, tmp_path / "q.jsonl", None)[0]
+    assert after["timing"]["items_scored"] == 4 and after["model"]["weights_sha256"] != before["model"]["weights_sha256"]
+    logprobs = _flat(read_jsonl(after["predictions_file"]))
+    assert logprobs == pytest.approx(_flat(fresh["predictions"]), abs=1e-5)
+    assert logprobs != pytest.approx(before_logprobs, abs=1e-3)
+    assert before["model"]["weights_sha256_of"] == "tensors"  # hashed in memory, not the folder on disk
+
+
 def test_load_keeps_a_matching_record_over_a_later_stale_one(tmp_path):
     from ancientbench.evaluation import PredictionStore
 
@@ -267,3 +291,19 @@ def test_load_keeps_a_matching_record_over_a_later_stale_one(tmp_path):
     assert got["x"] == good and got["y"]["pred"] == "C"  # without a stale one, the last record wins as before
     assert store.load()["x"] == stale  # no expectations: the last record
 
+
+def test_tensors_sha256_is_stable_and_sees_dtype_and_values(tiny_llama):
+    import copy
+
+    import torch
+
+    from ancientbench.models import tensors_sha256
+
+    m = copy.deepcopy(tiny_llama.model)
+    h = tensors_sha256(m)
+    assert h == tensors_sha256(m) == tensors_sha256(copy.deepcopy(m)) and len(h) == 64
+    half = copy.deepcopy(m).to(torch.bfloat16)  # no numpy dtype: hashed through a byte view
+    assert tensors_sha256(half) not in (h, None)
+    with torch.no_grad():
+        next(m.parameters()).view(-1)[0] += 1e-3
+    assert tensors_sha256(m) != h
