@@ -547,14 +547,14 @@ def evaluate_model(
 
     ``model`` is a Hub id, a local folder, ``"tiny-random"`` (the built-in chance-level smoke model), or an
     already loaded ``AutoModelForCausalLM`` (then pass its ``tokenizer``; ``device``/``dtype`` are applied
-    only if given). ``tasks``: task or competency names (default all with data). ``data``: dataset folder or
+    only if given, ``"auto"`` choosing as for a model loaded by name). ``tasks``: task or competency names (default all with data). ``data``: dataset folder or
     JSONL question file (default: the bundled dataset). Without ``output_dir`` nothing is written and each
     results dict carries its records under ``"predictions"``. ``circular``: score every test item under the
     four cyclic rotations of its options and add plain and circular accuracy (:mod:`ancientbench.circular`).
     """
     from . import distributed
     from .dataset import load_questions
-    from .models import load_model, model_info, prepare_tokenizer, select_dtype
+    from .models import load_model, model_info, prepare_tokenizer, select_device, select_dtype
 
     shots_list = [shots] if isinstance(shots, int) else list(shots)
     if not shots_list:
@@ -571,6 +571,8 @@ def evaluate_model(
         device = distributed.process_device(procs, device)
     else:
         procs = distributed.init(device or str(next(model.parameters()).device), device_map)
+        if device is not None:  # "auto" -> cuda/npu/mps/cpu (its own accelerator under several processes)
+            device = select_device(distributed.process_device(procs, device))
     if isinstance(model, (str, Path)):
         loaded = load_model(model, device=device, dtype=dtype, revision=revision,
                             trust_remote_code=trust_remote_code, device_map=device_map)
@@ -581,8 +583,8 @@ def evaluate_model(
         if tokenizer is None:
             raise ValueError("pass the tokenizer together with a loaded model")
         model_obj, tok = model, prepare_tokenizer(tokenizer)
-        if dtype is not None:
-            model_obj = model_obj.to(select_dtype(dtype, device or "cpu"))
+        if dtype is not None:  # "auto" depends on where the model will run
+            model_obj = model_obj.to(select_dtype(dtype, device or str(next(model_obj.parameters()).device)))
         if device is not None:
             model_obj = model_obj.to(device)
         name = getattr(model_obj, "name_or_path", None) or getattr(model_obj.config, "_name_or_path", "") or "model"

@@ -274,6 +274,21 @@ def test_resume_refuses_a_model_whose_weights_changed_in_memory(tiny_qwen2, fixt
     assert before["model"]["weights_sha256_of"] == "tensors"  # hashed in memory, not the folder on disk
 
 
+def test_loaded_model_with_device_auto(tiny_qwen2, fixture_items, tmp_path, monkeypatch):
+    from ancientbench import models
+    from ancientbench.models import select_device
+
+    seen = []
+    real = models.select_dtype
+    monkeypatch.setattr(models, "select_dtype", lambda dtype, device="cpu": seen.append(device) or real(dtype, device))
+    write_jsonl(tmp_path / "q.jsonl", fixture_items["cloze"][0][:2])
+    r = evaluate_model(tiny_qwen2.model, tiny_qwen2.tokenizer, data=tmp_path / "q.jsonl", shots=0, device="auto",
+                       dtype="auto", progress=False)[0]
+    assert r["model"]["device"].split(":")[0] == select_device().split(":")[0]
+    assert r["tasks"]["cloze"]["total"] == 2
+    assert seen == [select_device()]  # the dtype is chosen for the device picked, not for "auto" (fp32)
+
+
 def test_load_keeps_a_matching_record_over_a_later_stale_one(tmp_path):
     from ancientbench.evaluation import PredictionStore
 
