@@ -199,6 +199,28 @@ def model_slug(name_or_path: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", s) or "model"
 
 
+def local_model_path(name: str) -> str:
+    """``name`` with ``~`` expanded when it names a local folder; an error when it looks like a path but is none.
+
+    A name looks like a path when it starts with ``/``, ``./``, ``../`` or ``~``, contains a backslash or more
+    than one ``/`` (a Hub id is ``name`` or ``org/name``), or exists as a file. Such a name that is not a folder
+    gets a clear :class:`FileNotFoundError` instead of transformers' "Repo id must be in the form ..." (which is
+    what it says after treating the missing path as a Hub id).
+    """
+    expanded = os.path.expanduser(name)
+    p = Path(expanded)
+    if p.is_dir():
+        return expanded
+    if p.exists():
+        raise FileNotFoundError(f"model not found: {name} is a file, not a model folder (give the folder holding "
+                                f"config.json and the weights)")
+    looks_like_path = (name.startswith(("/", "./", "../", "~", ".\\", "..\\")) or name in (".", "..")
+                       or "\\" in name or name.count("/") > 1 or bool(re.match(r"^[A-Za-z]:[\\/]", name)))
+    if looks_like_path:
+        raise FileNotFoundError(f"model not found: {name} is not a local folder (and not a Hub id)")
+    return name
+
+
 @dataclass
 class LoadedModel:
     model: object
@@ -257,7 +279,7 @@ def load_model(
 
     name = str(name_or_path)
     smoke = name == TINY_RANDOM_NAME
-    path = str(tiny_random_path(cache_dir)) if smoke else name
+    path = str(tiny_random_path(cache_dir)) if smoke else local_model_path(name)
     if device_map not in (None, "auto"):
         raise ValueError(f"device_map must be 'auto' or None, got {device_map!r}")
     dev = select_device(device if device_map is None else (device or "auto"))

@@ -26,3 +26,23 @@ def test_debug_variable_shows_the_traceback(tmp_path, monkeypatch):
     monkeypatch.setenv("ANCIENTBENCH_DEBUG", "1")
     with pytest.raises(ValueError):
         cli.main(["eval", "--model", "tiny-random", "--tasks", "radicals", "--output", str(tmp_path)])
+
+
+def test_missing_model_folder_is_one_clear_error_line(tmp_path, capsys):
+    import pytest
+
+    from ancientbench.models import load_model
+
+    missing = tmp_path / "no-such-model"
+    for name in (str(missing), "./no-such-model-dir", "../no/such/model", "~/no-such-model-dir", "a/b/c"):
+        with pytest.raises(FileNotFoundError, match="model not found: .* is not a local folder"):
+            load_model(name)
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"")
+    with pytest.raises(FileNotFoundError, match="is a file, not a model folder"):
+        load_model(weights)
+    args = ["eval", "--model", str(missing), "--tasks", "cloze", "--limit", "1", "--shots", "0",
+            "--output", str(tmp_path / "o"), "--no-progress"]
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: model not found: ") and str(missing) in err and "Repo id" not in err
