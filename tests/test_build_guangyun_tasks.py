@@ -311,3 +311,21 @@ def test_build_command_merges_the_report(src, tmp_path):
     report = json.loads((tmp_path / "build_report.json").read_text(encoding="utf-8"))
     assert report["cloze"] == {"test": 1} and report["radical_meaning"]["test"] >= 300
     assert sum(report["radical_meaning"]["dropped"].values()) > 0
+
+
+def test_one_balancer_with_task_strategies():
+    """charpool.pick_balanced is debias.pick_balanced with ``extra`` strategies (no second copy of the loop):
+    a task strategy that credits the answer whenever distractor "b" is offered is held to 25% although the
+    audit's strategies cannot tell the two alternatives apart (and alone always keep the first)."""
+    from ancientbench.audit import Frequencies
+    from ancientbench.build import charpool, debias
+
+    freq = Frequencies({"x": 3}, "test")
+    items = [("問", "a", [("b", "c", "d"), ("e", "f", "g")])] * 8
+    extra = {"b_offered": lambda q, opts: [1.0, 0, 0, 0] if "b" in opts else [0, 0, 0, 1.0]}
+    assert debias.pick_balanced(items, freq) == [0] * 8
+    picks = debias.pick_balanced(items, freq, extra=extra)
+    assert picks.count(0) == 2  # credited on 2 of 8 items: chance
+    assert charpool.pick_balanced(items, freq, extra=extra, prefer_first=0.0) == picks
+    with pytest.raises(ValueError, match="names of audit strategies"):
+        debias.pick_balanced(items, freq, extra={"longest": extra["b_offered"]})

@@ -14,12 +14,11 @@ checked distractor triples so that the audit's surface strategies *and* task-spe
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, Sequence
 
-from . import classics, guangyun, unihan
+from . import classics, debias, guangyun, unihan
+from .debias import ExtraStrategy  # (question, options) -> a score per option; re-exported for the builders
 
 
 @dataclass
@@ -77,10 +76,6 @@ class Sources:
         return sorted(chars, key=self.rank_key)
 
 
-# A task-specific surface strategy: (question, options) -> one score per option (the argmax is its guess).
-ExtraStrategy = Callable[[str, Sequence[str]], list[float]]
-
-
 def pick_balanced(items, freq, extra: dict[str, ExtraStrategy] | None = None, prefer_first: float = 0.02) -> list[int]:
     """:func:`ancientbench.build.debias.pick_balanced` with task-specific strategies added to the audit's.
 
@@ -89,27 +84,7 @@ def pick_balanced(items, freq, extra: dict[str, ExtraStrategy] | None = None, pr
     "the option that is a Mandarin homophone of the target") closest to chance, with a small preference
     for earlier (more plausible) alternatives. Deterministic: ties go to the earlier alternative.
     """
-    from ..audit import STRATEGIES, credits, strategy_credit
-
-    extra = extra or {}
-    names = [*STRATEGIES, *extra]
-    totals: Counter = Counter()
-    chosen: list[int] = []
-    for n, (question, answer, alternatives) in enumerate(items, start=1):
-        if not alternatives:
-            raise ValueError(f"item {n}: no distractor alternatives to choose from")
-        best_i, best_cost, best_credit = 0, None, None
-        for i, triple in enumerate(alternatives):
-            options = [answer, *triple]
-            c = credits(question, options, 0, freq, STRATEGIES)
-            for name, fn in extra.items():
-                c[name] = strategy_credit(fn(question, options), 0)
-            cost = sum((totals[s] + c[s] - 0.25 * n) ** 2 for s in names) + prefer_first * i
-            if best_cost is None or cost < best_cost - 1e-12:
-                best_i, best_cost, best_credit = i, cost, c
-        totals.update(best_credit)
-        chosen.append(best_i)
-    return chosen
+    return debias.pick_balanced(items, freq, prefer_first=prefer_first, extra=extra)
 
 
 def load_sources(ctx) -> Sources:
