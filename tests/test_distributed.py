@@ -14,7 +14,7 @@ import pytest
 from ancientbench import distributed
 from ancientbench.evaluation import PredictionStore, ResumeError, evaluate_model
 
-from conftest import REPO_ROOT, read_jsonl
+from support import REPO_ROOT, read_jsonl
 
 SHOTS = (0, 2)
 TASKS = ["radical", "homophone", "cloze"]
