@@ -4,7 +4,8 @@ Run from a fresh clone (after ``scripts/install.sh``)::
 
     .venv/bin/python bench/run.py                       # default workload (below), CPU, fp32
     .venv/bin/python bench/run.py --questions 100 --shots 0
-    .venv/bin/python bench/run.py --model Qwen/Qwen2.5-0.5B --device cuda --dtype bfloat16 --batch-size auto
+    .venv/bin/python bench/run.py --model bench-qwen2-0.5b --device cuda --dtype bfloat16 --batch-size 32
+    .venv/bin/python bench/run.py --model Qwen/Qwen2.5-7B --device cuda --dtype bfloat16 --batch-size auto
 
 Default workload: a ~20M-parameter random-weight Qwen2 (hidden 384, 6 layers, GQA 6/2 heads, tied
 embeddings) built offline with :mod:`ancientbench.tiny` and the offline ``tiny-random`` tokenizer (CJK BPE,
@@ -63,9 +64,17 @@ CACHE_DIR = BENCH_DIR / ".cache"
 RESULTS_DIR = BENCH_DIR / "results"
 RUNNERS = ("ancientbench", "lm-eval", "plain")
 DEFAULT_MODEL = "bench-qwen2-20m"
-MODEL_RECIPE = dict(hidden_size=384, intermediate_size=1280, num_hidden_layers=6, num_attention_heads=6,
-                    num_key_value_heads=2, max_position_embeddings=4096)
-MODEL_VERSION = "1"  # bump when MODEL_RECIPE changes
+# Random-weight Qwen2 presets built offline with the tiny-random tokenizer (21,647 tokens, tied embeddings).
+PRESETS = {
+    # ~20M parameters: the default CPU workload
+    "bench-qwen2-20m": dict(hidden_size=384, intermediate_size=1280, num_hidden_layers=6, num_attention_heads=6,
+                            num_key_value_heads=2, max_position_embeddings=4096),
+    # Qwen2.5-0.5B's decoder (24 layers, hidden 896, GQA 14/2, MLP 4864; ~0.36B non-embedding) with the small
+    # vocabulary: ~0.38B parameters, the GPU workload (--device cuda --dtype bfloat16)
+    "bench-qwen2-0.5b": dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
+                             num_key_value_heads=2, max_position_embeddings=4096),
+}
+MODEL_VERSION = "1"  # bump when a preset changes
 
 if str(REPO_ROOT) not in sys.path:  # run from a clone without an editable install
     sys.path.insert(0, str(REPO_ROOT))
@@ -74,18 +83,18 @@ if str(REPO_ROOT) not in sys.path:  # run from a clone without an editable insta
 # ------------------------------------------------------------------------------------------- workload
 
 
-def default_model_path() -> Path:
-    """Build (once) the ~20M-parameter random Qwen2 with the offline tiny-random tokenizer."""
+def preset_model_path(name: str = DEFAULT_MODEL) -> Path:
+    """Build (once) a random Qwen2 preset with the offline tiny-random tokenizer, in ``bench/.cache``."""
     from ancientbench.tiny import build_tiny, tiny_random_path
 
-    target = CACHE_DIR / f"{DEFAULT_MODEL}-v{MODEL_VERSION}"
+    target = CACHE_DIR / f"{name}-v{MODEL_VERSION}"
     if (target / "config.json").is_file():
         return target
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(tiny_random_path()))
     tmp = Path(tempfile.mkdtemp(prefix=".model-", dir=_mkdir(CACHE_DIR)))
-    build_tiny(tmp, "qwen2", tokenizer=tok, seed=0, **MODEL_RECIPE)
+    build_tiny(tmp, "qwen2", tokenizer=tok, seed=0, **PRESETS[name])
     tmp.rename(target)
     return target
 
@@ -414,7 +423,9 @@ def cpu_name() -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", default=None, help="Hub id or local folder (default: the ~20M random Qwen2, built offline)")
+    p.add_argument("--model", default=None,
+                   help=f"Hub id, local folder, or a random preset built offline: {', '.join(PRESETS)} "
+                        f"(default {DEFAULT_MODEL})")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:1, npu:0, ...")
     p.add_argument("--dtype", default="float32", help="float32 (default), bfloat16, float16")
     p.add_argument("--questions", type=int, default=500, help="test questions, spread evenly over the tasks (default 500)")
@@ -434,7 +445,9 @@ def main(argv=None) -> int:
 
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    model = args.model or str(default_model_path())
+    model = args.model or DEFAULT_MODEL
+    if model in PRESETS:
+        model = str(preset_model_path(model))
     if Path(model).is_dir():
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
