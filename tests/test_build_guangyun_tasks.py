@@ -314,11 +314,11 @@ def test_build_command_merges_the_report(src, tmp_path):
 
 
 def test_one_balancer_with_task_strategies():
-    """charpool.pick_balanced is debias.pick_balanced with ``extra`` strategies (no second copy of the loop):
+    """debias.pick_balanced balances task-specific ``extra`` strategies with the audit's (the builders' one loop):
     a task strategy that credits the answer whenever distractor "b" is offered is held to 25% although the
     audit's strategies cannot tell the two alternatives apart (and alone always keep the first)."""
     from ancientbench.audit import Frequencies
-    from ancientbench.build import charpool, debias
+    from ancientbench.build import debias
 
     freq = Frequencies({"x": 3}, "test")
     items = [("問", "a", [("b", "c", "d"), ("e", "f", "g")])] * 8
@@ -326,6 +326,5 @@ def test_one_balancer_with_task_strategies():
     assert debias.pick_balanced(items, freq) == [0] * 8
     picks = debias.pick_balanced(items, freq, extra=extra)
     assert picks.count(0) == 2  # credited on 2 of 8 items: chance
-    assert charpool.pick_balanced(items, freq, extra=extra, prefer_first=0.0) == picks
     with pytest.raises(ValueError, match="names of audit strategies"):
         debias.pick_balanced(items, freq, extra={"longest": extra["b_offered"]})

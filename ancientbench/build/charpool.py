@@ -7,8 +7,9 @@ kUnihanCore2020 character for a traditional-script region (H or T), and that is 
 form (Unihan kTraditionalVariant), a graph OpenCC s2t rewrites that is not a Taiwan core character
 (况, 从, 礼), or a compatibility ideograph. Frequencies are the classics corpus
 counts (the same ones :mod:`ancientbench.audit` uses for its frequency strategies), with Unihan
-``kFrequency`` as a tie-break for characters the corpus lacks. :func:`pick_balanced` chooses among
-checked distractor triples so that the audit's surface strategies *and* task-specific ones stay at chance.
+``kFrequency`` as a tie-break for characters the corpus lacks. The builders choose among checked
+distractor triples with :func:`ancientbench.build.debias.pick_balanced`, so that the audit's surface
+strategies *and* task-specific ones stay at chance.
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
-from . import classics, debias, guangyun, unihan
-from .debias import ExtraStrategy  # (question, options) -> a score per option; re-exported for the builders
+from . import classics, guangyun, unihan
 
 
 @dataclass
@@ -76,20 +76,9 @@ class Sources:
         return sorted(chars, key=self.rank_key)
 
 
-def pick_balanced(items, freq, extra: dict[str, ExtraStrategy] | None = None, prefer_first: float = 0.02) -> list[int]:
-    """:func:`ancientbench.build.debias.pick_balanced` with task-specific strategies added to the audit's.
-
-    For each (question, answer, alternatives) return the index of the chosen alternative triple: the one
-    that keeps the running credit of every strategy (the audit's surface strategies plus ``extra``, e.g.
-    "the option that is a Mandarin homophone of the target") closest to chance, with a small preference
-    for earlier (more plausible) alternatives. Deterministic: ties go to the earlier alternative.
-    """
-    return debias.pick_balanced(items, freq, prefer_first=prefer_first, extra=extra)
-
-
 def load_sources(ctx) -> Sources:
     """Load the three sources for a BuildContext (each adapter raises SourceMissing with its install hint)."""
     return Sources(u=unihan.load(), g=guangyun.load(), corpus=classics.load_corpus(ctx.sources_dir))
 
 
-__all__ = ["ExtraStrategy", "Sources", "load_sources", "pick_balanced"]
+__all__ = ["Sources", "load_sources"]

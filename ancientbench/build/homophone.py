@@ -19,7 +19,7 @@ such as 下列哪個字與「同」在《廣韻》中同音？ (銅 / 東 / 洞 
   spell one syllable twice); it must not be a variant of the target or the answer; a character with a
   reading of unknown 地位 is inconclusive.
 * The pool is ordered hardest first (:func:`hardness`), and among valid triples the one that keeps
-  surface strategies at chance is chosen (:func:`ancientbench.build.charpool.pick_balanced`): the audit's,
+  surface strategies at chance is chosen (:func:`ancientbench.build.debias.pick_balanced`): the audit's,
   plus "pick the Mandarin homophone of the target" and "pick the option of the target's phonetic
   series" (:func:`extra_strategies`), so neither modern pronunciation nor glyph shape gives the answer.
 """
@@ -142,7 +142,7 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
     """Build the task over ``targets`` (default: every known character); see the module docstring."""
     from tshet_uinh import 音韻地位
 
-    from .charpool import pick_balanced
+    from .debias import pick_balanced
     from .classics import fold
 
     g = src.g

@@ -20,7 +20,7 @@ as 《廣韻》中「東」字的反切是？ (德紅切 / 徒紅切 / 薄紅切
   are dropped (``simplified_graph_in_fanqie``).
 * Distractors that read like the target in Mandarin come first (:func:`modern_match`), and among valid
   triples the one that keeps surface strategies at chance is chosen
-  (:func:`ancientbench.build.charpool.pick_balanced`): the audit's plus "read the 反切 in Mandarin"
+  (:func:`ancientbench.build.debias.pick_balanced`): the audit's plus "read the 反切 in Mandarin"
   (:func:`extra_strategies`), so modern pronunciation alone does not give the answer.
 """
 
@@ -123,7 +123,7 @@ def distractor_problem(src: Sources, char: str, xiaoyun: str) -> str | None:
 def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_keys: tuple[str, ...] = DEV_KEYS,
                max_items: int = MAX_ITEMS) -> BuildResult:
     """Build the task over ``targets`` (default: every known character); see the module docstring."""
-    from .charpool import pick_balanced
+    from .debias import pick_balanced
 
     g = src.g
     cat = _Catalog(src)

@@ -19,7 +19,7 @@ Owns turning Unihan's radical/stroke data into 4-option items such as
   every character coded ``N.0``, semantic variants of the radical graph), or if it is written like the
   answer (月/肉, 阜/邑 both as 阝; ``unihan.CONFUSABLE_RADICALS``).
 * Among valid distractor triples the one that keeps surface strategies at chance is chosen
-  (:func:`ancientbench.build.charpool.pick_balanced`): the audit's plus "pick the most productive
+  (:func:`ancientbench.build.debias.pick_balanced`): the audit's plus "pick the most productive
   radical" (:func:`extra_strategies`).
 """
 
@@ -212,7 +212,7 @@ def extra_strategies(src: Sources, idx: "_Index") -> dict:
 def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_keys: tuple[str, ...] = DEV_KEYS,
                max_items: int = MAX_ITEMS) -> BuildResult:
     """Build the task over ``targets`` (default: every known character); see the module docstring."""
-    from .charpool import pick_balanced
+    from .debias import pick_balanced
 
     u = src.u
     rng = task_rng(TASK + ":distractors", seed)
