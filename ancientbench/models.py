@@ -221,6 +221,20 @@ def local_model_path(name: str) -> str:
     return name
 
 
+def causal_lm_from_pretrained(path: str, **kwargs):
+    """``AutoModelForCausalLM.from_pretrained(path, **kwargs)``, passing ``dtype`` as ``torch_dtype`` to
+    transformers < 4.56, which knows it by that name."""
+    from transformers import AutoModelForCausalLM
+
+    try:
+        return AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    except TypeError as err:
+        if "dtype" not in str(err) or "dtype" not in kwargs:
+            raise
+        kwargs["torch_dtype"] = kwargs.pop("dtype")
+        return AutoModelForCausalLM.from_pretrained(path, **kwargs)
+
+
 @dataclass
 class LoadedModel:
     model: object
@@ -275,8 +289,6 @@ def load_model(
     cache_dir: str | Path | None = None,
 ) -> LoadedModel:
     """Load a causal LM and its tokenizer (Hub id, local folder, or ``tiny-random``), in eval mode."""
-    from transformers import AutoModelForCausalLM
-
     name = str(name_or_path)
     smoke = name == TINY_RANDOM_NAME
     path = str(tiny_random_path(cache_dir)) if smoke else local_model_path(name)
@@ -288,13 +300,7 @@ def load_model(
     kwargs = {"revision": revision, "trust_remote_code": trust_remote_code, "dtype": torch_dtype}
     if device_map == "auto":
         kwargs["device_map"] = "auto"
-    try:
-        model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
-    except TypeError as err:  # transformers < 4.56 calls it torch_dtype
-        if "dtype" not in str(err):
-            raise
-        kwargs["torch_dtype"] = kwargs.pop("dtype")
-        model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    model = causal_lm_from_pretrained(path, **kwargs)
     if device_map is None:
         model = model.to(dev)
     model.eval()
