@@ -226,9 +226,10 @@ def finetune(
 ) -> dict:
     """Fine-tune ``model`` on the pairs in ``data``, save it, evaluate it beside the base; returns a summary."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, DataCollatorForSeq2Seq, Trainer
+    from transformers import AutoTokenizer, DataCollatorForSeq2Seq, Trainer
 
     from .finetune_data import KIND_NAMES, FinetuneDataError, load_pairs
+    from .models import causal_lm_from_pretrained
     from .tiny import TINY_RANDOM_NAME, tiny_random_path
 
     # the built-in smoke model trains from its cached folder; the base evaluation still names it tiny-random
@@ -329,12 +330,7 @@ def finetune(
     dtype = {"auto": torch.float32, "float32": torch.float32, "bfloat16": torch.bfloat16}.get(model_dtype)
     if dtype is None:
         raise FinetuneError(f"--model-dtype must be auto, float32 or bfloat16, got {model_dtype!r}")
-    try:
-        lm = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype, trust_remote_code=trust_remote_code)
-    except TypeError as err:  # transformers < 4.56 calls it torch_dtype
-        if "dtype" not in str(err):
-            raise
-        lm = AutoModelForCausalLM.from_pretrained(model_path, torch_dtype=dtype, trust_remote_code=trust_remote_code)
+    lm = causal_lm_from_pretrained(model_path, dtype=dtype, trust_remote_code=trust_remote_code)
     if gradient_checkpointing:
         lm.config.use_cache = False
     collator = DataCollatorForSeq2Seq(tokenizer, padding=True, label_pad_token_id=IGNORE_INDEX,
@@ -481,25 +477,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .finetune_data import FinetuneDataError
-    from .schema import DataError
-
-    try:
-        summary = finetune(
-            args.model, args.data, args.output, name=args.name, epochs=args.epochs, batch_size=args.batch_size,
-            grad_accum=args.grad_accum, lr=args.lr, bf16=args.bf16, model_dtype=args.model_dtype,
-            gradient_checkpointing=args.gradient_checkpointing, max_steps=args.max_steps, max_length=args.max_length,
-            save_steps=args.save_steps, save_total_limit=args.save_total_limit, logging_steps=args.logging_steps,
-            warmup_ratio=args.warmup_ratio, lr_scheduler=args.lr_scheduler, weight_decay=args.weight_decay,
-            seed=args.seed, template=args.template, kinds=args.kinds, resume=args.resume, deepspeed=args.deepspeed,
-            trust_remote_code=args.trust_remote_code, use_cpu=args.cpu,
-            eval_shots=[] if args.no_eval else args.eval_shots, eval_tasks=args.eval_tasks, eval_limit=args.eval_limit,
-            eval_data=args.eval_data, eval_batch_size=args.eval_batch_size, eval_chat=args.eval_chat,
-            progress=not args.no_progress,
-        )
-    except (FinetuneError, FinetuneDataError, DataError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    # FinetuneError, FinetuneDataError and DataError reach cli.main, which prints them as one error line (exit 2)
+    summary = finetune(
+        args.model, args.data, args.output, name=args.name, epochs=args.epochs, batch_size=args.batch_size,
+        grad_accum=args.grad_accum, lr=args.lr, bf16=args.bf16, model_dtype=args.model_dtype,
+        gradient_checkpointing=args.gradient_checkpointing, max_steps=args.max_steps, max_length=args.max_length,
+        save_steps=args.save_steps, save_total_limit=args.save_total_limit, logging_steps=args.logging_steps,
+        warmup_ratio=args.warmup_ratio, lr_scheduler=args.lr_scheduler, weight_decay=args.weight_decay,
+        seed=args.seed, template=args.template, kinds=args.kinds, resume=args.resume, deepspeed=args.deepspeed,
+        trust_remote_code=args.trust_remote_code, use_cpu=args.cpu,
+        eval_shots=[] if args.no_eval else args.eval_shots, eval_tasks=args.eval_tasks, eval_limit=args.eval_limit,
+        eval_data=args.eval_data, eval_batch_size=args.eval_batch_size, eval_chat=args.eval_chat,
+        progress=not args.no_progress,
+    )
     if not is_main_process():
         return 0
     loss = summary["train_metrics"].get("train_loss")

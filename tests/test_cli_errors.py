@@ -46,3 +46,14 @@ def test_missing_model_folder_is_one_clear_error_line(tmp_path, capsys):
     assert cli.main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: model not found: ") and str(missing) in err and "Repo id" not in err
+
+
+def test_finetune_user_errors_are_one_error_line(tmp_path, capsys):
+    """finetune's own errors (bad settings, missing data) go through the same handler as eval's."""
+    args = ["finetune", "--model", "tiny-random", "--output", str(tmp_path / "run"), "--no-progress"]
+    assert cli.main([*args, "--data", str(tmp_path), "--batch-size", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --batch-size and --grad-accum must be >= 1") and "Traceback" not in err
+    assert cli.main([*args, "--data", str(tmp_path / "no-such-data")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "no-such-data" in err and "Traceback" not in err
