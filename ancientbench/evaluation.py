@@ -323,6 +323,12 @@ def _grid(head: list[str], rows: list[list[str]]) -> list[str]:
 # ------------------------------------------------------------------------------------------------- run
 
 
+def results_path(predictions_file: str | Path) -> Path:
+    """The results file written beside a predictions file: ``predictions_<k>shot.jsonl`` -> ``results_<k>shot.json``."""
+    p = Path(predictions_file)
+    return p.with_name(p.name.replace("predictions_", "results_", 1).replace(".jsonl", ".json"))
+
+
 def _slug(info: dict, chat: bool, letter_style: str, circular: bool = False) -> str:
     from .models import model_slug
 
@@ -427,6 +433,13 @@ def run_setting(
     label = f"{_slug(info, chat, letter_style, circular)} {shots}-shot"
     if procs.num_processes > 1:
         label += f" [process {procs.process_index + 1}/{procs.num_processes}]"
+
+    def remember_letter_ids(ids: dict[str, int] | None) -> None:
+        """Record the letter token ids in the sidecar as soon as known (a resumed run checks them)."""
+        if main and store is not None and ids and store.letter_token_ids != ids:
+            store.letter_token_ids = ids
+            store.write_meta()
+
     show = progress and main and n_todo > 0
     with tqdm(total=n_todo, desc=label, unit="q", disable=not show, file=sys.stderr) as bar:
         for task, rows in todo.items():
@@ -452,9 +465,7 @@ def run_setting(
                 if letter_ids and letter_ids != scored.letter_token_ids:
                     raise ResumeError(f"letter token ids changed: {letter_ids} -> {scored.letter_token_ids}")
                 letter_ids = scored.letter_token_ids
-                if main and store is not None and store.letter_token_ids != letter_ids:
-                    store.letter_token_ids = letter_ids
-                    store.write_meta()
+                remember_letter_ids(letter_ids)
     if procs.num_processes > 1:  # every process gets every process's records
         shards = procs.gather([(list(new.values()), letter_ids, batch_used)])
         new = {r["id"]: r for recs, _, _ in shards for r in recs}
@@ -464,9 +475,7 @@ def run_setting(
             raise ResumeError(f"processes resolved different letter token ids: {sorted(seen_ids)}")
         letter_ids = next((ids for _, ids, _ in shards if ids), letter_ids)
         batch_used = [b for _, _, used in shards for b in used]
-        if main and store is not None and letter_ids and store.letter_token_ids != letter_ids:
-            store.letter_token_ids = letter_ids
-            store.write_meta()
+        remember_letter_ids(letter_ids)  # resolved by another process when the main one had nothing to score
     seconds = time.perf_counter() - t0
 
     all_records = {**done, **new}
@@ -513,7 +522,7 @@ def run_setting(
         results["timing"]["items_per_process"] = per_process
     if pred_file is not None:
         if main:
-            _atomic_write(pred_file.with_name(f"results_{shots}shot.json"), json.dumps(results, ensure_ascii=False, indent=2))
+            _atomic_write(results_path(pred_file), json.dumps(results, ensure_ascii=False, indent=2))
     else:
         results["predictions"] = ordered
     return results
@@ -547,8 +556,8 @@ def evaluate_model(
 
     ``model`` is a Hub id, a local folder, ``"tiny-random"`` (the built-in chance-level smoke model), or an
     already loaded ``AutoModelForCausalLM`` (then pass its ``tokenizer``; ``device``/``dtype`` are applied
-    only if given, ``"auto"`` choosing as for a model loaded by name). ``tasks``: task or competency names (default all with data). ``data``: dataset folder or
-    JSONL question file (default: the bundled dataset). Without ``output_dir`` nothing is written and each
+    only if given, ``"auto"`` choosing as for a model loaded by name). ``tasks``: task or competency names
+    (default all with data). ``data``: dataset folder or JSONL question file (default: the bundled dataset). Without ``output_dir`` nothing is written and each
     results dict carries its records under ``"predictions"``. ``circular``: score every test item under the
     four cyclic rotations of its options and add plain and circular accuracy (:mod:`ancientbench.circular`).
     """
@@ -565,21 +574,20 @@ def evaluate_model(
         from .circular import expand_questions
 
         questions = expand_questions(questions)
-    # launched with several processes (torchrun / accelerate launch): data parallel, one shard each
+    # launched with several processes (torchrun / accelerate launch): data parallel, one shard each, on the
+    # process's own device
     if isinstance(model, (str, Path)):
         procs = distributed.init(device, device_map)
         device = distributed.process_device(procs, device)
-    else:
-        procs = distributed.init(device or str(next(model.parameters()).device), device_map)
-        if device is not None:  # "auto" -> cuda/npu/mps/cpu (its own accelerator under several processes)
-            device = select_device(distributed.process_device(procs, device))
-    if isinstance(model, (str, Path)):
         loaded = load_model(model, device=device, dtype=dtype, revision=revision,
                             trust_remote_code=trust_remote_code, device_map=device_map)
         model_obj, tok, info = loaded.model, loaded.tokenizer, loaded.info
         if tokenizer is not None:
             tok = prepare_tokenizer(tokenizer)
     else:
+        procs = distributed.init(device or str(next(model.parameters()).device), device_map)
+        if device is not None:  # "auto" -> cuda/npu/mps/cpu
+            device = select_device(distributed.process_device(procs, device))
         if tokenizer is None:
             raise ValueError("pass the tokenizer together with a loaded model")
         model_obj, tok = model, prepare_tokenizer(tokenizer)
@@ -673,7 +681,7 @@ def run(args) -> int:
         from .circular import format_table as circular_table
 
         print("\n" + circular_table(list(results.values())))
-    files = [r["predictions_file"].replace("predictions_", "results_").replace(".jsonl", ".json") for r in results.values()]
+    files = [str(results_path(r["predictions_file"])) for r in results.values()]
     print("\nresults: " + ", ".join(files))
     return 0
 

@@ -405,7 +405,7 @@ def evaluate_beside_base(
     """``ancientbench eval`` of both models (same tasks, shots, limit, data), then ``compare`` per shots setting
     (A = fine-tuned, B = base), printed and written as ``compare_<k>shot.{json,txt}`` in ``out``."""
     from .compare import compare, format_table
-    from .evaluation import evaluate_model, format_table as results_table
+    from .evaluation import evaluate_model, format_table as results_table, results_path
 
     out = Path(out)
     files: dict[str, dict[int, str]] = {}
@@ -414,7 +414,7 @@ def evaluate_beside_base(
         res = evaluate_model(model, tasks=tasks, shots=list(shots), limit=limit, data=data, output_dir=out,
                              batch_size=batch_size, chat=chat, trust_remote_code=trust_remote_code, device=device,
                              progress=progress)
-        files[label] = {k: r["predictions_file"].replace("predictions_", "results_").replace(".jsonl", ".json") for k, r in res.items()}
+        files[label] = {k: str(results_path(r["predictions_file"])) for k, r in res.items()}
         tables.extend(res.values())
     print(results_table(tables))
     comparisons = {}
