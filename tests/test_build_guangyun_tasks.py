@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from ancientbench import DATASET_PATH
-from ancientbench.build import BuildContext, add_arguments, run
-from ancientbench.build import guangyun, unihan
-from ancientbench.build.common import SourceMissing
+from ancientbench.builders import BuildContext, add_arguments, run
+from ancientbench.builders import guangyun, unihan
+from ancientbench.builders.common import SourceMissing
 from ancientbench.schema import validate_rows
 from ancientbench.tasks import LETTERS
 
@@ -29,7 +29,7 @@ A_TASKS = ("radical", "radical_meaning", "pronunciation", "homophone", "tradoc_w
 
 @pytest.fixture(scope="module")
 def src():
-    from ancientbench.build.charpool import load_sources
+    from ancientbench.builders.charpool import load_sources
 
     try:
         return load_sources(BuildContext(sources_dir=SOURCES))
@@ -109,7 +109,7 @@ def test_known_characters_are_traditional(src):
 
 
 def test_radical_checker_rejects_planted_distractors(src):
-    from ancientbench.build.radical import distractor_problem
+    from ancientbench.builders.radical import distractor_problem
 
     assert distractor_problem(src, "河", "85") == "is_a_radical_value_of_the_character"
     assert distractor_problem(src, "肝", "74") == "written_like_the_radical"  # 月 is how 肉 is written in 肝
@@ -131,7 +131,7 @@ def _duplicate_status_pair(src):
 
 
 def test_pronunciation_checker_rejects_planted_distractors(src):
-    from ancientbench.build.pronunciation import distractor_problem
+    from ancientbench.builders.pronunciation import distractor_problem
 
     assert distractor_problem(src, "東", "1") == "target_in_xiaoyun"
     other, r = _duplicate_status_pair(src)
@@ -144,7 +144,7 @@ def test_pronunciation_checker_rejects_planted_distractors(src):
 
 
 def test_homophone_checker_rejects_planted_distractors(src):
-    from ancientbench.build.homophone import distractor_problem
+    from ancientbench.builders.homophone import distractor_problem
 
     assert distractor_problem(src, "同", "童", "銅") == "shares_a_xiaoyun"
     other, r = _duplicate_status_pair(src)
@@ -155,7 +155,7 @@ def test_homophone_checker_rejects_planted_distractors(src):
 
 
 def test_tradoc_checker_rejects_planted_distractors(src):
-    from ancientbench.build.tradoc_word import distractor_problem
+    from ancientbench.builders.tradoc_word import distractor_problem
 
     assert distractor_problem(src, "忠", "恭", "敬也") == "shares_a_gloss_segment"
     assert distractor_problem(src, "忠", "重", "厚重") == "shares_a_content_character"
@@ -165,7 +165,7 @@ def test_tradoc_checker_rejects_planted_distractors(src):
 
 
 def test_radical_meaning_excerpts_are_verbatim_and_checked(src):
-    from ancientbench.build.radical_meaning import RADICAL_GLOSS, english_problem, gloss_problem, guangyun_texts
+    from ancientbench.builders.radical_meaning import RADICAL_GLOSS, english_problem, gloss_problem, guangyun_texts
 
     for number, excerpt in RADICAL_GLOSS.items():
         assert any(excerpt in t for t in guangyun_texts(src, src.u.radical_char(number))), number
@@ -187,7 +187,7 @@ def _check_rows(rows, task):
 
 
 def test_radical_builder_tiny(src):
-    from ancientbench.build import radical
+    from ancientbench.builders import radical
 
     chars = ["河", "問", "聞", "松", "鳴", "江", "情", "肝", "陳", "鴻"]
     res = radical.build_from(src, 7, targets=chars, dev_keys=("河", "問"))
@@ -203,7 +203,7 @@ def test_radical_builder_tiny(src):
 
 
 def test_pronunciation_builder_tiny(src):
-    from ancientbench.build import pronunciation
+    from ancientbench.builders import pronunciation
 
     chars = ["東", "江", "魚", "歌", "陽", "河", "同", "行"]
     res = pronunciation.build_from(src, 7, targets=chars, dev_keys=())
@@ -223,7 +223,7 @@ def test_pronunciation_builder_tiny(src):
 
 
 def test_homophone_builder_tiny(src):
-    from ancientbench.build import homophone
+    from ancientbench.builders import homophone
 
     chars = ["同", "江", "魚", "歌", "陽", "東", "行"]
     res = homophone.build_from(src, 7, targets=chars, dev_keys=("同",))
@@ -238,7 +238,7 @@ def test_homophone_builder_tiny(src):
 
 
 def test_tradoc_builder_tiny(src):
-    from ancientbench.build import tradoc_word
+    from ancientbench.builders import tradoc_word
 
     chars = ["忠", "選", "盅", "囪", "看", "疾", "紹"]
     res = tradoc_word.build_from(src, 7, targets=chars, dev_keys=())
@@ -254,7 +254,7 @@ def test_tradoc_builder_tiny(src):
 
 
 def test_builds_are_deterministic_and_seeded(src):
-    from ancientbench.build import homophone
+    from ancientbench.builders import homophone
 
     chars = ["同", "江", "魚", "歌", "陽", "東", "河", "松"]
     a = homophone.build_from(src, 3, targets=chars, dev_keys=())
@@ -292,8 +292,8 @@ def test_rebuild_matches_committed_data(src, task, tmp_path):
     committed = Path(DATASET_PATH) / "data" / task
     if not (committed / "test.jsonl").is_file():
         pytest.fail(f"committed data missing: {committed}")
-    from ancientbench.build import build_task
-    from ancientbench.build.common import write_result
+    from ancientbench.builders import build_task
+    from ancientbench.builders.common import write_result
 
     result = build_task(task, BuildContext(sources_dir=SOURCES))
     write_result(result, tmp_path)
@@ -318,7 +318,7 @@ def test_one_balancer_with_task_strategies():
     a task strategy that credits the answer whenever distractor "b" is offered is held to 25% although the
     audit's strategies cannot tell the two alternatives apart (and alone always keep the first)."""
     from ancientbench.audit import Frequencies
-    from ancientbench.build import debias
+    from ancientbench.builders import debias
 
     freq = Frequencies({"x": 3}, "test")
     items = [("問", "a", [("b", "c", "d"), ("e", "f", "g")])] * 8

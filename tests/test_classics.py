@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ancientbench.build import classics
-from ancientbench.build.common import SourceMissing
+from ancientbench.builders import classics
+from ancientbench.builders.common import SourceMissing
 
 SOURCES = Path(__file__).resolve().parents[1] / ".sources"
 

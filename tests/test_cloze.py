@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from ancientbench import DATASET_PATH
-from ancientbench.build import BuildContext, classics
-from ancientbench.build.common import SourceMissing
+from ancientbench.builders import BuildContext, classics
+from ancientbench.builders.common import SourceMissing
 from ancientbench.schema import load_split, split_file
 from ancientbench.tasks import LETTERS
 
@@ -26,7 +26,7 @@ def corpus():
 
 @pytest.fixture(scope="module")
 def unihan_db():
-    from ancientbench.build import unihan
+    from ancientbench.builders import unihan
 
     try:
         return unihan.load()
@@ -35,7 +35,7 @@ def unihan_db():
 
 
 def test_checker_rejects_attested_and_accepts_unattested(corpus):
-    from ancientbench.build.cloze import check_distractor, trigrams_with
+    from ancientbench.builders.cloze import check_distractor, trigrams_with
 
     h = classics.han_only("王何必曰利亦有仁義而已矣")
     i = h.index("利")
@@ -47,7 +47,7 @@ def test_checker_rejects_attested_and_accepts_unattested(corpus):
 
 
 def _parse(row):
-    from ancientbench.build.cloze import BLANK
+    from ancientbench.builders.cloze import BLANK
 
     sentence = row["question"].split("「", 1)[1].rsplit("」", 1)[0]
     h = classics.han_only(sentence.replace(BLANK, "□"))
@@ -55,7 +55,7 @@ def _parse(row):
 
 
 def test_committed_items_pass_the_checks_again(corpus, unihan_db):
-    from ancientbench.build.cloze import BLANK, FUNCTION_KEYS, check_distractor
+    from ancientbench.builders.cloze import BLANK, FUNCTION_KEYS, check_distractor
 
     rows = load_split(DATASET_PATH, "cloze", "test") + load_split(DATASET_PATH, "cloze", "dev")
     assert len(load_split(DATASET_PATH, "cloze", "test")) >= 3000
@@ -79,8 +79,8 @@ def test_committed_items_pass_the_checks_again(corpus, unihan_db):
 
 
 def test_rebuild_is_byte_identical(corpus, unihan_db, tmp_path):
-    from ancientbench.build import cloze
-    from ancientbench.build.common import write_result
+    from ancientbench.builders import cloze
+    from ancientbench.builders.common import write_result
 
     result = cloze.build(BuildContext(sources_dir=SOURCES))
     write_result(result, tmp_path)

@@ -13,10 +13,10 @@ import pytest
 
 from ancientbench import DATASET_PATH
 from ancientbench.audit import AUDIT_BOUNDED, BALANCE_TOLERANCE, TRIVIAL_BOUND, audit_folder
-from ancientbench.build import DEFAULT_SOURCES_DIR, BuildContext, build_task
-from ancientbench.build import curated as cur
-from ancientbench.build import review
-from ancientbench.build.common import SourceMissing, write_result
+from ancientbench.builders import DEFAULT_SOURCES_DIR, BuildContext, build_task
+from ancientbench.builders import curated as cur
+from ancientbench.builders import review
+from ancientbench.builders.common import SourceMissing, write_result
 from ancientbench.schema import DataError, load_split, read_jsonl, validate_rows
 from support import REPO_ROOT
 
@@ -50,7 +50,7 @@ def _reject(tmp_path, rows, field, fragment, task="phonetic_loan"):
 
 @pytest.fixture(scope="module")
 def corpus():
-    from ancientbench.build.classics import load_corpus
+    from ancientbench.builders.classics import load_corpus
 
     try:
         return load_corpus(DEFAULT_SOURCES_DIR)
@@ -166,10 +166,10 @@ def test_transmitted_contexts_verbatim_in_classics(entries, corpus):
 def test_loan_pairs_agree_with_phonology(entries):
     """A loan and its intended graph share a phonetic series (Unihan kGSR/kPhonetic) or have close 廣韻 readings
     (tshet-uinh); the exceptions argue from Old Chinese (上古) in their rationale."""
-    from ancientbench.build.phonetic_loan import phonology_support
+    from ancientbench.builders.phonetic_loan import phonology_support
 
     try:
-        from ancientbench.build import guangyun, unihan
+        from ancientbench.builders import guangyun, unihan
 
         g, u = guangyun.load(), unihan.load()
     except SourceMissing as e:
@@ -185,7 +185,7 @@ def test_loan_pairs_agree_with_phonology(entries):
 
 
 def test_phonetic_loan_questions(entries):
-    from ancientbench.build.phonetic_loan import question
+    from ancientbench.builders.phonetic_loan import question
 
     by_key = {e.key: e for e in entries["phonetic_loan"]}
     assert question(by_key["lunyu-xueer-yue"]) == "「学而时习之，不亦说乎？」中的「说」通哪个字？"
@@ -226,7 +226,7 @@ def test_subset_and_disagreements_left_out(tmp_path, entries):
     d = tmp_path / "curated"
     d.mkdir()
     cur.write_entries("phonetic_loan", rows, d / "phonetic_loan.jsonl")
-    from ancientbench.build.phonetic_loan import DEV_KEYS, question
+    from ancientbench.builders.phonetic_loan import DEV_KEYS, question
 
     r = cur.build_entries("phonetic_loan", BuildContext(), question, DEV_KEYS, subset=lambda e: e["kind"], directory=d)
     assert r.dropped["blind review disagreed (awaiting fix)"] == 1
@@ -297,7 +297,7 @@ def test_review_round_trip(tmp_path):
 # ---- the user parallel-corpus config ---------------------------------------------------------------------
 
 def test_parallel_corpus_reader_and_errors(tmp_path):
-    from ancientbench.build import parallel_corpus as pc
+    from ancientbench.builders import parallel_corpus as pc
 
     d = tmp_path / "双语数据" / "书" / "篇"
     d.mkdir(parents=True)
@@ -312,7 +312,7 @@ def test_parallel_corpus_reader_and_errors(tmp_path):
 def test_parallel_corpus_config_from_shared_sample(tmp_path):
     if not SHARED_SAMPLE.is_dir():
         pytest.skip(f"{SHARED_SAMPLE} not present (the reference sample lives beside the repository)")
-    from ancientbench.build import parallel_corpus as pc
+    from ancientbench.builders import parallel_corpus as pc
 
     root = SHARED_SAMPLE / "双语数据" / "论语"
     (result,) = pc.build_variants(BuildContext(parallel_corpus=root))

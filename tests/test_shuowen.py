@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ancientbench import DATASET_PATH
-from ancientbench.build import BuildContext, shuowen
-from ancientbench.build.common import SourceMissing, write_result
+from ancientbench.builders import BuildContext, shuowen
+from ancientbench.builders.common import SourceMissing, write_result
 from ancientbench.schema import load_split, read_jsonl, split_file, validate_rows
 from ancientbench.tasks import LETTERS
 
@@ -42,7 +42,7 @@ def sw():
 
 @pytest.fixture(scope="module")
 def variants(sw, tmp_path_factory):
-    from ancientbench.build import _extra_builds
+    from ancientbench.builders import _extra_builds
 
     try:
         ctx = BuildContext(sources_dir=SOURCES, shuowen_dir=SHUOWEN)
@@ -76,7 +76,7 @@ def test_variant_configs_are_built_with_base_tasks(variants):
 
 
 def test_variant_answers_and_distractors_check_against_shuowen(variants, sw):
-    from ancientbench.build import guangyun
+    from ancientbench.builders import guangyun
 
     out, results = variants
     gy = guangyun.load()

@@ -3,7 +3,7 @@
 Each entry is a sentence from the public-domain classics (verbatim from npm ``chinese-poetry``, in that
 corpus's script) with a modern Chinese translation written by the team and three distractors, each the
 correct translation with one controlled error (``errors``). The question is worded in the script of the
-sentence. A user's own parallel corpus becomes a separate config (:mod:`ancientbench.build.parallel_corpus`).
+sentence. A user's own parallel corpus becomes a separate config (:mod:`ancientbench.builders.parallel_corpus`).
 """
 
 from __future__ import annotations

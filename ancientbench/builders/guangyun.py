@@ -7,12 +7,12 @@ the gloss-cleaning rules (editorial （…） restorations, the 小韻 trailer `
 
 Only the 廣韻 records are used (``tshet_uinh.data.廣韻``), not the two 王三 supplements the package's
 ``資料.query字頭`` injects. When ``tshet-uinh`` is not installed :func:`load` raises
-:class:`~ancientbench.build.common.SourceMissing` with the install command. Do not install PyPI ``qieyun``
+:class:`~ancientbench.builders.common.SourceMissing` with the install command. Do not install PyPI ``qieyun``
 for this: it pins an old networkx that breaks under numpy 2.
 
 Typical use::
 
-    from ancientbench.build import guangyun
+    from ancientbench.builders import guangyun
     g = guangyun.load()
     [r.fanqie for r in g.readings("行")]    # ['胡郎', '戶庚', '下浪', '下更']
     g.readings("東")[0].status              # '端一東平'

@@ -531,7 +531,7 @@ def add_arguments(p) -> None:  # pragma: no cover - convenience entry point, the
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m ancientbench.build.shuowen DIR [--data FOLDER]``: print the agreement figures."""
+    """``python -m ancientbench.builders.shuowen DIR [--data FOLDER]``: print the agreement figures."""
     import argparse
 
     from .. import DATASET_PATH

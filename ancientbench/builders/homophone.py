@@ -1,9 +1,9 @@
 """Builder of the ``homophone`` task: which character was a homophone of the target in the 《廣韻》?
 
-Owns turning the 廣韻 小韻 (:mod:`ancientbench.build.guangyun`, PyPI ``tshet-uinh``) into 4-option items
+Owns turning the 廣韻 小韻 (:mod:`ancientbench.builders.guangyun`, PyPI ``tshet-uinh``) into 4-option items
 such as 下列哪個字與「同」在《廣韻》中同音？ (銅 / 東 / 洞 / 彤): two characters of one 小韻 were homophones.
 
-* **Targets.** Known characters (:mod:`ancientbench.build.charpool`) with one 廣韻 reading; most familiar
+* **Targets.** Known characters (:mod:`ancientbench.builders.charpool`) with one 廣韻 reading; most familiar
   first, capped at ``MAX_ITEMS``.
 * **Answer check.** Another known character in the target's 小韻 (the same 小韻 number, hence the same
   反切 and 音韻地位), not a variant form of the target (Unihan variants, OpenCC folding), the most familiar
@@ -19,7 +19,7 @@ such as 下列哪個字與「同」在《廣韻》中同音？ (銅 / 東 / 洞 
   spell one syllable twice); it must not be a variant of the target or the answer; a character with a
   reading of unknown 地位 is inconclusive.
 * The pool is ordered hardest first (:func:`hardness`), and among valid triples the one that keeps
-  surface strategies at chance is chosen (:func:`ancientbench.build.debias.pick_balanced`): the audit's,
+  surface strategies at chance is chosen (:func:`ancientbench.builders.debias.pick_balanced`): the audit's,
   plus "pick the Mandarin homophone of the target" and "pick the option of the target's phonetic
   series" (:func:`extra_strategies`), so neither modern pronunciation nor glyph shape gives the answer.
 """

@@ -3,7 +3,7 @@
 Owns turning Unihan's radical/stroke data into 4-option items such as
 「河」字在《康熙字典》中屬於哪個部首？ (水 / 口 / 人 / 木).
 
-* **Targets.** Known characters (:mod:`ancientbench.build.charpool`) that are not themselves a radical
+* **Targets.** Known characters (:mod:`ancientbench.builders.charpool`) that are not themselves a radical
   graph (residual strokes > 0), ordered most familiar first and capped at ``MAX_ITEMS``.
 * **Answer check.** ``kRSKangXi`` (the character's place in the 康熙字典 itself) and ``kRSUnicode`` must
   each give exactly one radical, and the same one; otherwise the item is dropped
@@ -19,7 +19,7 @@ Owns turning Unihan's radical/stroke data into 4-option items such as
   every character coded ``N.0``, semantic variants of the radical graph), or if it is written like the
   answer (月/肉, 阜/邑 both as 阝; ``unihan.CONFUSABLE_RADICALS``).
 * Among valid distractor triples the one that keeps surface strategies at chance is chosen
-  (:func:`ancientbench.build.debias.pick_balanced`): the audit's plus "pick the most productive
+  (:func:`ancientbench.builders.debias.pick_balanced`): the audit's plus "pick the most productive
   radical" (:func:`extra_strategies`).
 """
 

@@ -8,7 +8,7 @@ form (Unihan kTraditionalVariant), a graph OpenCC s2t rewrites that is not a Tai
 (况, 从, 礼), or a compatibility ideograph. Frequencies are the classics corpus
 counts (the same ones :mod:`ancientbench.audit` uses for its frequency strategies), with Unihan
 ``kFrequency`` as a tie-break for characters the corpus lacks. The builders choose among checked
-distractor triples with :func:`ancientbench.build.debias.pick_balanced`, so that the audit's surface
+distractor triples with :func:`ancientbench.builders.debias.pick_balanced`, so that the audit's surface
 strategies *and* task-specific ones stay at chance.
 """
 
@@ -48,7 +48,7 @@ class Sources:
 
     @cached_property
     def audit_freq(self):
-        """The audit's Frequencies over the classics (for :func:`ancientbench.build.debias.pick_balanced`)."""
+        """The audit's Frequencies over the classics (for :func:`ancientbench.builders.debias.pick_balanced`)."""
         from ..audit import Frequencies
 
         counts = {ch: self.corpus.frequency(ch) for ch in self.corpus.char_freq}

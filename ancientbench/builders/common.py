@@ -7,6 +7,8 @@ schema rows with balanced answer letters, deterministically for a given seed.
 
 from __future__ import annotations
 
+from ..errors import AncientBenchError
+
 import hashlib
 import random
 from collections import Counter
@@ -17,7 +19,7 @@ from ..schema import FIELDS, split_file, validate_rows, write_jsonl
 from ..tasks import LETTERS
 
 
-class SourceMissing(RuntimeError):
+class SourceMissing(AncientBenchError, RuntimeError):
     """A build source is not installed; the message says which one and the command that installs it."""
 
 

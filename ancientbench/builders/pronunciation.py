@@ -1,9 +1,9 @@
 """Builder of the ``pronunciation`` task: the 《廣韻》 反切 of a character.
 
-Owns turning the 廣韻 (:mod:`ancientbench.build.guangyun`, PyPI ``tshet-uinh``) into 4-option items such
+Owns turning the 廣韻 (:mod:`ancientbench.builders.guangyun`, PyPI ``tshet-uinh``) into 4-option items such
 as 《廣韻》中「東」字的反切是？ (德紅切 / 徒紅切 / 薄紅切 / 盧紅切).
 
-* **Targets.** Known characters (:mod:`ancientbench.build.charpool`) with exactly one 廣韻 reading, so the
+* **Targets.** Known characters (:mod:`ancientbench.builders.charpool`) with exactly one 廣韻 reading, so the
   question has one answer; most familiar first, capped at ``MAX_ITEMS``.
 * **Answer check.** The answer is the 反切 of the character's 小韻 record, and ``tshet_uinh.執行反切``
   must derive the record's 音韻地位 from that 反切 (else ``answer_spelling_not_derivable``).
@@ -20,7 +20,7 @@ as 《廣韻》中「東」字的反切是？ (德紅切 / 徒紅切 / 薄紅切
   are dropped (``simplified_graph_in_fanqie``).
 * Distractors that read like the target in Mandarin come first (:func:`modern_match`), and among valid
   triples the one that keeps surface strategies at chance is chosen
-  (:func:`ancientbench.build.debias.pick_balanced`): the audit's plus "read the 反切 in Mandarin"
+  (:func:`ancientbench.builders.debias.pick_balanced`): the audit's plus "read the 反切 in Mandarin"
   (:func:`extra_strategies`), so modern pronunciation alone does not give the answer.
 """
 

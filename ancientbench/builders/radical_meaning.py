@@ -17,12 +17,12 @@ vocabulary, so every radical is asked in up to three different ways; see docs/da
   (its first two senses, without "Kangxi radical N" notes); distractors are other radicals' definitions.
 
 **Checker** (:func:`gloss_problem`, :func:`english_problem`): a distractor radical must not be the target
-radical, one of its written forms or a radical written like it (:func:`ancientbench.build.radical.distractor_problem`
+radical, one of its written forms or a radical written like it (:func:`ancientbench.builders.radical.distractor_problem`
 at radical level); a Chinese distractor must share no definition segment and no content character
 with any 廣韻 gloss of the target graph; an English distractor must share no content word with the
 target's whole kDefinition; in both cases the two radicals' English definitions must share no content
 word (a second, independent check against near-synonyms). Among valid triples the one that keeps surface
-strategies at chance is chosen (:mod:`ancientbench.build.debias`).
+strategies at chance is chosen (:mod:`ancientbench.builders.debias`).
 """
 
 from __future__ import annotations

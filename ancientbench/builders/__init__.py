@@ -1,6 +1,6 @@
 """``ancientbench build``: turn the installed open sources (and the team-curated files) into task configs.
 
-One builder module per task (``ancientbench/build/<task>.py``), each exposing
+One builder module per task (``ancientbench/builders/<task>.py``), each exposing
 ``build(ctx: BuildContext) -> BuildResult``. Source adapters live beside them and raise
 :class:`SourceMissing` with the install command when a source is absent.
 """
@@ -33,7 +33,7 @@ class BuildContext:
 
 def builder(task: str):
     """The builder module of a task."""
-    return importlib.import_module(f"ancientbench.build.{task}")
+    return importlib.import_module(f"ancientbench.builders.{task}")
 
 
 def build_task(task: str, ctx: BuildContext) -> BuildResult:
@@ -92,6 +92,6 @@ def run(args: argparse.Namespace) -> int:
 def _extra_builds(ctx: BuildContext):
     """Variant configs built only from user-supplied inputs (never committed)."""
     if ctx.shuowen_dir is not None:
-        yield importlib.import_module("ancientbench.build.shuowen").build_variants(ctx)
+        yield importlib.import_module("ancientbench.builders.shuowen").build_variants(ctx)
     if ctx.parallel_corpus is not None:
-        yield importlib.import_module("ancientbench.build.parallel_corpus").build_variants(ctx)
+        yield importlib.import_module("ancientbench.builders.parallel_corpus").build_variants(ctx)

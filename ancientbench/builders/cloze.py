@@ -1,6 +1,6 @@
 """Builder of the ``cloze`` task: restore the masked character of a sentence from the classics.
 
-Owns turning the chinese-poetry classics (:mod:`ancientbench.build.classics`) into 4-option cloze items:
+Owns turning the chinese-poetry classics (:mod:`ancientbench.builders.classics`) into 4-option cloze items:
 
 * **Blank.** One content character (not a particle, pronoun or negator; see ``FUNCTION_WORDS``) of a
   sentence of 10–40 characters, at least two characters from either end, that does not occur elsewhere in
@@ -15,7 +15,7 @@ Owns turning the chinese-poetry classics (:mod:`ancientbench.build.classics`) in
 * **Checker.** A distractor is rejected if *any* of the three 3-grams it creates around the blank is
   attested anywhere in the corpus (compared script-folded, so 爲/為 or 餘/余 differences cannot hide an
   attestation). Among the valid distractor triples the one that keeps surface strategies at chance is
-  chosen (:mod:`ancientbench.build.debias`).
+  chosen (:mod:`ancientbench.builders.debias`).
 * **Answer check.** The sentence, with the answer restored, is looked up in the corpus
   (``Corpus.contains``) and must be found in the cited passage.
 

@@ -19,7 +19,7 @@ intended graph, 本字); excdoc_word ``document`` and ``word``.
 file, the line and the field: missing or unknown key, keys out of order, wrong types, empty values, a
 duplicate key, a distractor equal to the answer, duplicate options, a bad ``kind`` or error label, a
 loan/word absent from its context, a blind answer that is not an option, and an answer that stands out
-by its length (:func:`length_giveaway`). ``python -m ancientbench.build.curated [TASK …]`` validates the
+by its length (:func:`length_giveaway`). ``python -m ancientbench.builders.curated [TASK …]`` validates the
 files and prints counts; ``--format`` rewrites them in canonical key order.
 """
 
@@ -136,7 +136,7 @@ def validate_entry(task: str, obj: object, file: str | Path, line: int, *, check
         raise DataError(file, line, unknown[0], f"unknown key for {task} (allowed: {', '.join(order)})")
     if check_order and tuple(obj) != order:
         raise DataError(file, line, None, f"keys out of order; expected {', '.join(order)} "
-                        f"(fix with: python -m ancientbench.build.curated {task} --format)")
+                        f"(fix with: python -m ancientbench.builders.curated {task} --format)")
     for name in order:
         value = obj[name]
         if name in LIST_FIELDS:
@@ -316,7 +316,7 @@ def build_entries(task: str, ctx, question, dev_keys: tuple[str, ...], subset=No
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m ancientbench.build.curated", description=__doc__.strip().splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m ancientbench.builders.curated", description=__doc__.strip().splitlines()[0])
     p.add_argument("tasks", nargs="*", default=list(CURATED_TASKS), help="curated tasks to check (default: all)")
     p.add_argument("--dir", default=None, help="folder with <task>.jsonl (default: the package's curated/)")
     p.add_argument("--format", action="store_true", help="rewrite the files with keys in canonical order first")

@@ -8,12 +8,12 @@ phonetic groups (``kPhonetic``), ``kFrequency`` and ``kTotalStrokes``.
 
 Everything is read from the installed files (default ``/usr/share/unicode``, override with the
 environment variable ``ANCIENTBENCH_UNICODE_DIR`` or the ``directory`` argument); nothing is downloaded.
-When the files are absent :func:`load` raises :class:`~ancientbench.build.common.SourceMissing` with the
+When the files are absent :func:`load` raises :class:`~ancientbench.builders.common.SourceMissing` with the
 install command. Unihan is distributed under the Unicode License (https://www.unicode.org/terms_of_use.html).
 
 Typical use::
 
-    from ancientbench.build import unihan
+    from ancientbench.builders import unihan
     u = unihan.load()
     u.radical_numbers("河")      # ('85',)          all kRSUnicode/kRSKangXi radical numbers
     u.radical_char("85")          # '水'             the CJK unified ideograph of radical 85

@@ -4,7 +4,7 @@ Owns one greedy selector shared by the builders: each item comes with several di
 have all passed the task's checker; the selector picks, item by item, the triple that keeps the running
 accuracy of every trivial strategy of :mod:`ancientbench.audit` (longest option, most frequent character,
 overlap with the question, unigram LM, and their reverses) closest to chance (25%). The choice depends
-only on the option *set*; letters are assigned later by :func:`~ancientbench.build.common.place_options`.
+only on the option *set*; letters are assigned later by :func:`~ancientbench.builders.common.place_options`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def pick_balanced(
     items so far, plus ``prefer_first`` times the alternative's index (alternatives are assumed ordered
     from most to least plausible). Ties go to the earlier alternative, so the result is deterministic.
     ``extra``: task-specific strategies balanced as well, each ``fn(question, options)`` (no frequencies), e.g.
-    "the option that is a Mandarin homophone of the target" (:mod:`ancientbench.build.charpool`).
+    "the option that is a Mandarin homophone of the target" (:mod:`ancientbench.builders.charpool`).
     """
     strategies = strategies or STRATEGIES  # e.g. audit.AUDIT_STRATEGIES to balance option similarity too
     extra = extra or {}

@@ -1,6 +1,6 @@
 """Builder of the ``tradoc_word`` task: the meaning of a character as the 《廣韻》 glosses it.
 
-Owns turning the 廣韻 釋義 (:mod:`ancientbench.build.guangyun`, PyPI ``tshet-uinh``) into 4-option items
+Owns turning the 廣韻 釋義 (:mod:`ancientbench.builders.guangyun`, PyPI ``tshet-uinh``) into 4-option items
 such as 《廣韻》釋「忠」爲？ (無私也敬也 / 器虛也 / 竈突 / 擇也). This is the character-level variant of the
 paper's transmitted-document word task: no open source aligns words in context with their meanings.
 
@@ -9,7 +9,7 @@ paper's transmitted-document word task: no open source aligns words in context w
   leading quotation formula (說文曰 …) removed, at most two definitions, 2–8 characters; glosses that
   are only about names, surnames, graph forms or sources (``NOT_A_MEANING``), or that contain the
   character itself or one of its variants, are not used.
-* **Distractors.** Usable glosses of other known characters (:mod:`ancientbench.build.charpool`), most
+* **Distractors.** Usable glosses of other known characters (:mod:`ancientbench.builders.charpool`), most
   plausible first: same Kangxi radical (same semantic field) and the same shape as the answer (length,
   ending in 也 or not), then the same shape from any radical; similar headword frequency preferred.
 * **Checker** (:func:`distractor_problem`): a distractor is rejected if any of its definition segments
@@ -18,7 +18,7 @@ paper's transmitted-document word task: no open source aligns words in context w
   phonetic-loan entries), or has an English ``kDefinition`` sharing a content word with the target's
   (a second, independent check against near-synonyms), or if it contains the target character.
 * Among valid triples the one that keeps surface strategies at chance is chosen
-  (:mod:`ancientbench.build.debias`).
+  (:mod:`ancientbench.builders.debias`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,12 @@
+"""The one base class for errors caused by the user's input (data, options, files, models, servers).
+
+The CLI prints an ``AncientBenchError`` as one ``error:`` line and exits 2; anything else is a bug and
+keeps its traceback. Each subclass also derives from the built-in it replaced (``ValueError``,
+``RuntimeError``, ``OSError``), so ``except ValueError`` in user code keeps working.
+"""
+
+from __future__ import annotations
+
+
+class AncientBenchError(Exception):
+    """A problem with what the user gave us; the message names the file, row, field or option."""
