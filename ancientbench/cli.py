@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "human": ("ancientbench.human", "serve a local quiz page to measure a human baseline"),
     "push-to-hub": ("ancientbench.hub", "upload the dataset (and metric) folder to the Hugging Face Hub"),
     "export-lm-eval": ("ancientbench.lm_eval_export", "write lm-evaluation-harness task YAMLs"),
+    "register": ("ancientbench.publish.register", "make load_dataset(\"ancientbench\") and evaluate.load(\"ancientbench_metric\") work by name, offline"),
     "finetune-data": ("ancientbench.finetune_data", "build the instruction-tuning dataset, test items held out"),
     "finetune": ("ancientbench.finetune", "full fine-tuning of a causal LM, then evaluation beside its base"),
 }
