@@ -160,6 +160,15 @@ def task_markdown_table(label: str, cal: dict) -> str:
 
 
 def reliability_plot(entries: list[tuple[str, list[dict]]], path: str | Path, *, bins: int = DEFAULT_BINS, title: str = "Reliability") -> None:
+    """Reliability diagram saved to ``path`` (see :func:`reliability_figure`)."""
+    import matplotlib.pyplot as plt
+
+    fig = reliability_figure(entries, bins=bins, title=title)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def reliability_figure(entries: list[tuple[str, list[dict]]], *, bins: int = DEFAULT_BINS, title: str = "Reliability"):
     """Reliability diagram, one panel per result: accuracy per confidence bin against the diagonal,
     with the bin counts as a histogram underneath and the ECE in the panel title."""
     import matplotlib
@@ -173,7 +182,10 @@ def reliability_plot(entries: list[tuple[str, list[dict]]], path: str | Path, *,
         raise ValueError("reliability_plot needs at least one result")
     ncols = min(3, n)
     nrows = -(-n // ncols)
-    fig, axes = plt.subplots(2 * nrows, ncols, figsize=(4.2 * ncols, 4.6 * nrows), squeeze=False, gridspec_kw={"height_ratios": [3, 1] * nrows})
+    fig, axes = plt.subplots(
+        2 * nrows, ncols, figsize=(4.4 * ncols, 4.8 * nrows), squeeze=False, gridspec_kw={"height_ratios": [3, 1] * nrows},
+        layout="constrained",
+    )
     width = 1.0 / bins
     for k, (label, preds) in enumerate(entries):
         r, c = divmod(k, ncols)
@@ -194,13 +206,12 @@ def reliability_plot(entries: list[tuple[str, list[dict]]], path: str | Path, *,
             ax.legend(fontsize=7, loc="upper left", frameon=False)
         hx.bar(centers, [b["n"] for b in rel], width=width * 0.95, color="0.5")
         hx.set_xlim(0, 1)
-        hx.set_xlabel(f"confidence (probability of the predicted letter), {bins} bins")
+        hx.set_xlabel("confidence")
         hx.set_ylabel("items")
     for k in range(n, nrows * ncols):
         r, c = divmod(k, ncols)
         axes[2 * r][c].axis("off")
         axes[2 * r + 1][c].axis("off")
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    fig.supxlabel(f"confidence = probability of the predicted letter, {bins} bins", fontsize=9)
+    return fig

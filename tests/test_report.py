@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import re
 
@@ -226,3 +227,74 @@ def test_a_cjk_font_is_found_when_installed():
     if not installed:
         pytest.skip("no CJK font installed (scripts/install.sh installs Debian fonts-wqy-microhei)")
     assert report.plot_labels_cjk() is not None
+
+
+def _text_outside_canvas(fig) -> list[str]:
+    """Visible, non-empty text artists whose drawn extent leaves the figure canvas."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    width, height = fig.canvas.get_width_height()
+    out = []
+    for text in fig.findobj(lambda a: hasattr(a, "get_text") and hasattr(a, "get_window_extent")):
+        if not text.get_visible() or not str(text.get_text()).strip():
+            continue
+        box = text.get_window_extent(renderer)
+        if box.x0 < -0.5 or box.y0 < -0.5 or box.x1 > width + 0.5 or box.y1 > height + 0.5:
+            out.append(f"{text.get_text()!r} at {box.bounds} (canvas {width}x{height})")
+    return out
+
+
+def _scored(seed: int, n: int = 60) -> list[dict]:
+    """Prediction records with letter log-probabilities, as `ancientbench eval` writes them."""
+    import math
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        logits = [rng.gauss(0, 2) for _ in range(4)]
+        norm = math.log(sum(math.exp(x) for x in logits))
+        lp = [x - norm for x in logits]
+        out.append({"id": f"q{i}", "task": "cloze", "gold": "ABCD"[rng.randrange(4)], "pred": "ABCD"[lp.index(max(lp))], "logprobs": lp})
+    return out
+
+
+def _rows_with_twins(runs):
+    results = [report.load_result(p) for p in report.collect_result_files([runs])]
+    report.label_results(results)
+    rows = report.sort_rows([r for r in results if r.shots == 0])
+    twin = copy.copy(rows[0])
+    twin.label = rows[0].label + " copy"  # identical figures: its radar line coincides with the original's
+    return rows + [twin]
+
+
+def test_every_plot_keeps_its_text_on_the_canvas(runs):
+    import matplotlib.pyplot as plt
+
+    from ancientbench import calibration
+
+    rows = _rows_with_twins(runs)
+    figures = {
+        "radar": report.radar_figure(rows, "AncientBench, zero-shot (a long title to test the margins)"),
+        "bars": report.task_bar_figure(rows, "AncientBench per task, zero-shot"),
+        "reliability": calibration.reliability_figure(
+            [(f"model {k} with a long name", _scored(seed=k)) for k in range(4)], bins=10, title="Reliability, zero-shot"
+        ),
+    }
+    for name, fig in figures.items():
+        assert _text_outside_canvas(fig) == [], name
+        plt.close(fig)
+
+
+def test_radar_chance_ring_is_off_the_grid_and_twins_are_named(runs):
+    import matplotlib.pyplot as plt
+
+    rows = _rows_with_twins(runs)
+    fig = report.radar_figure(rows, "t")
+    ax = fig.axes[0]
+    assert 25 not in [round(t) for t in ax.get_yticks()]  # no gridline under the chance ring
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "chance (25%)" in labels and f"{rows[-1].label} (= {rows[0].label})" in labels
+    lines = [ln for ln in ax.get_lines() if ln.get_label() in (rows[0].label, labels[-1])]
+    assert len({(ln.get_marker(), ln.get_linestyle()) for ln in lines}) == 2  # coinciding lines drawn differently
+    plt.close(fig)
