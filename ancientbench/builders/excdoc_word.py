@@ -1,16 +1,32 @@
-"""Builder of the ``excdoc_word`` config from the team-curated ``curated/excdoc_word.jsonl``.
+"""Builder of the ``excdoc_word`` config: items of ``curated/excdoc_word.jsonl`` plus options drawn from the
+team-written field glossary ``curated/excdoc_glossary.jsonl``.
 
-Each entry is a word or phrase of an excavated document (Qin and Han administrative and legal slips —
-睡虎地, 里耶, 張家山, 嶽麓 — and Chu manuscripts) with a modern definition written fresh by the team and three
-distractors that are real senses of the same characters elsewhere or neighbours in the semantic field.
-The question names the document and, where the entry gives a phrase, the phrase the word occurs in.
+An item names an excavated document (Qin and Han administrative and legal slips — 睡虎地, 里耶, 嶽麓, 張家山,
+居延/懸泉 — Chu manuscripts, 馬王堆), a short context, the asked word and the glossary entry (``gloss``) that
+gives its meaning there. Each glossary entry is one term with a short modern-Chinese definition, its field
+(ranks of the 二十等爵, convict statuses, punishments, offices, documents, …) and an optional ``group`` of
+near-synonyms. The three distractors are definitions of *other* terms of the same field — never the term
+itself, never an entry of its group, never another sense of the same word — chosen deterministically from
+the siblings nearest in length (seeded by the item key), so that every option is a true meaning of some term
+of the field and only knowing which term is asked answers the item. Design: docs/excdoc_word.md.
 """
 
 from __future__ import annotations
 
-from .curated import build_entries
+import hashlib
+import json
+import random
+from functools import lru_cache
+from pathlib import Path
+
+from ..schema import DataError
+from .curated import CURATED_DIR, build_entries, length_giveaway
 
 TASK = "excdoc_word"
+GLOSSARY_NAME = "excdoc_glossary.jsonl"
+GLOSS_KEYS: tuple[str, ...] = ("id", "term", "field", "group", "definition", "source")
+# Distractors come from this many same-field siblings nearest in length to the key (then a seeded pick).
+POOL = 6
 # Five dev exemplars (few-shot), by key; never also in test.
 DEV_KEYS: tuple[str, ...] = (
     "c2-fzs-yuanshu",  # 爰書, 睡虎地《封診式》
@@ -19,6 +35,103 @@ DEV_KEYS: tuple[str, ...] = (
     "c2-jy-suizhang",  # 燧長, 居延漢簡
     "c2-mw-ye",  # 冶, 馬王堆《五十二病方》
 )
+
+
+def _alnum_len(text: str) -> int:
+    return sum(1 for ch in text if ch.isalnum())
+
+
+def glossary_path(items_file: str | Path | None = None) -> Path:
+    """The glossary beside the items file when there is one there, else the package's own."""
+    if items_file is not None:
+        beside = Path(items_file).with_name(GLOSSARY_NAME)
+        if beside.is_file():
+            return beside
+    return CURATED_DIR / GLOSSARY_NAME
+
+
+def load_glossary(path: str | Path | None = None) -> dict[str, dict]:
+    p = Path(path) if path else CURATED_DIR / GLOSSARY_NAME
+    return dict(_load_glossary(str(p), p.stat().st_mtime_ns if p.is_file() else 0))
+
+
+@lru_cache(maxsize=8)
+def _load_glossary(path: str, _mtime: int) -> tuple[tuple[str, dict], ...]:
+    """Read and validate the glossary: keys in order, unique ids and definitions, every field ≥ 4 groups."""
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(p, None, None, "missing excdoc_word glossary")
+    rows: dict[str, dict] = {}
+    defs: dict[str, int] = {}
+    lines: dict[str, int] = {}
+    with p.open(encoding="utf-8") as fh:
+        for n, text in enumerate(fh, start=1):
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise DataError(p, n, None, f"not valid JSON: {e.msg}") from None
+            if not isinstance(obj, dict) or tuple(obj) != GLOSS_KEYS:
+                raise DataError(p, n, None, f"expected an object with keys {', '.join(GLOSS_KEYS)} in that order")
+            for k in GLOSS_KEYS:
+                v = obj[k]
+                if not isinstance(v, str) or v != v.strip() or "\n" in v or (k != "group" and not v):
+                    raise DataError(p, n, k, "must be a non-empty single-line string without outer spaces")
+            if obj["id"] in rows:
+                raise DataError(p, n, "id", f"duplicate id {obj['id']!r} (first at line {lines[obj['id']]})")
+            if not obj["id"].startswith(obj["term"]):
+                raise DataError(p, n, "id", f"id {obj['id']!r} must be the term, optionally with a '#sense' suffix")
+            if obj["definition"] in defs:
+                raise DataError(p, n, "definition", f"same definition as line {defs[obj['definition']]}")
+            defs[obj["definition"]] = n
+            lines[obj["id"]] = n
+            rows[obj["id"]] = obj
+    for field in {r["field"] for r in rows.values()}:
+        groups = {r["group"] or r["id"] for r in rows.values() if r["field"] == field}
+        if len(groups) < 4:
+            first = min(lines[i] for i, r in rows.items() if r["field"] == field)
+            raise DataError(p, first, "field", f"field {field!r} has {len(groups)} groups; a term needs 3 siblings")
+    return tuple(rows.items())
+
+
+def siblings(gloss: dict, glossary: dict[str, dict]) -> list[dict]:
+    """Entries that may serve as distractors for ``gloss``: same field, other group, other term."""
+    own = gloss["group"] or gloss["id"]
+    return [
+        s for s in glossary.values()
+        if s["field"] == gloss["field"] and (s["group"] or s["id"]) != own and s["term"] != gloss["term"]
+    ]
+
+
+def draw(key: str, gloss: dict, glossary: dict[str, dict]) -> list[dict]:
+    """Three sibling entries for item ``key``: among the POOL nearest in length, a pick seeded by the key."""
+    target = _alnum_len(gloss["definition"])
+
+    def h(s: dict) -> str:
+        return hashlib.sha256(f"{TASK}:{key}:{s['id']}".encode()).hexdigest()
+
+    ranked = sorted(siblings(gloss, glossary), key=lambda s: (abs(_alnum_len(s["definition"]) - target), h(s)))
+    if len(ranked) < 3:
+        return ranked
+    pool = ranked[:POOL]
+    rng = random.Random(int(hashlib.sha256(f"{TASK}:{key}".encode()).hexdigest()[:16], 16))
+    picked = rng.sample(pool, 3)
+    if length_giveaway(gloss["definition"], [s["definition"] for s in picked]):
+        picked = ranked[:3]
+    return picked
+
+
+def resolve(obj: dict, file: str | Path, line: int | None) -> dict:
+    """The item with ``answer``, ``distractors`` and ``rationale`` filled from the glossary."""
+    glossary = load_glossary(glossary_path(file))
+    gloss = glossary.get(obj["gloss"])
+    if gloss is None:
+        raise DataError(file, line, "gloss", f"unknown glossary id {obj['gloss']!r}")
+    picked = draw(obj["key"], gloss, glossary)
+    if len(picked) < 3:
+        raise DataError(file, line, "gloss", f"field {gloss['field']!r} has fewer than 3 siblings for {gloss['id']!r}")
+    others = "、".join(f"「{s['term']}」" for s in picked)
+    rationale = f"「{gloss['term']}」（{gloss['field']}）：{gloss['definition']}；其餘三項依次是{others}的意思（{gloss['source']}）"
+    return {**obj, "answer": gloss["definition"], "distractors": [s["definition"] for s in picked], "rationale": rationale}
 
 
 def question(entry) -> str:
