@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -143,3 +144,79 @@ def question(entry) -> str:
 
 def build(ctx):
     return build_entries(TASK, ctx, question, DEV_KEYS)
+
+
+# ---- quotations checked against a text edition (睡虎地) ----------------------------------------------
+
+SHUIHUDI = "睡虎地秦簡"
+SAMPLE_SHUIHUDI = Path("classical-modern-sample") / "双语数据" / "睡虎地秦墓竹简"
+_CITED = re.compile(r"《([^》·]+)(?:·([^》]+))?》")
+
+
+def _fold(text: str) -> str:
+    """Comparison key: editorial readings in （…） and marks 〈〉 dropped, OpenCC t2s, letters and digits only."""
+    from .classics import fold
+
+    text = re.sub(r"（[^）]{1,4}）", "", text)
+    return "".join(ch for ch in fold(text) if ch.isalnum())
+
+
+def _section_key(name: str) -> str:
+    key = _fold(name)
+    return key[:-1] if key.endswith("律") and len(key) > 1 else key
+
+
+def _anchors(context: str, word: str) -> list[str]:
+    """The word with one neighbouring context character on either side (folded); the word if it is the context."""
+    ctx, w = _fold(context), _fold(word)
+    if ctx == w:
+        return [w]
+    out = []
+    i = ctx.find(w)
+    while i >= 0:
+        if i > 0:
+            out.append(ctx[i - 1:i + len(w)])
+        if i + len(w) < len(ctx):
+            out.append(ctx[i:i + len(w) + 1])
+        i = ctx.find(w, i + 1)
+    return out
+
+
+def load_shuihudi_sample(sources_dir: str | Path) -> dict[tuple[str, str], str]:
+    """(document, section) -> folded 古文 text of the shared 睡虎地 sample (section "" for the other documents)."""
+    root = Path(sources_dir) / SAMPLE_SHUIHUDI
+    if not root.is_dir():
+        raise FileNotFoundError(root)
+    texts: dict[tuple[str, str], str] = {}
+    for f in sorted(root.glob("*/*/bitext.txt")):
+        group, section = f.parent.parent.name, f.parent.name
+        lines = [ln[3:] for ln in f.read_text(encoding="utf-8").splitlines() if ln.startswith("古文：")]
+        key = (_fold("秦律十八種"), _section_key(section)) if _fold(group) == _fold("秦律十八種") else (_fold(section), "")
+        texts[key] = texts.get(key, "") + "".join(_fold(ln) for ln in lines)
+    return texts
+
+
+def quotation_check(entries, sources_dir: str | Path) -> dict:
+    """Which 睡虎地 contexts the shared sample covers, and whether each covered one is in it verbatim (folded).
+
+    An item is *covered* when its citation names a document (for 秦律十八種: a section) the sample holds and
+    that document's sample text has the asked word with a neighbouring character of the context (the word alone
+    when it is the whole context), i.e. the sample has the passage; a covered item *matches* when its whole
+    context is in the sample text.
+    """
+    texts = load_shuihudi_sample(sources_dir)
+    out: dict = {"shuihudi": 0, "covered": [], "matched": [], "mismatched": [], "not_covered": []}
+    for e in entries:
+        if SHUIHUDI not in e["citation"]:
+            continue
+        out["shuihudi"] += 1
+        m = _CITED.search(e["citation"])
+        doc, section = (_fold(m.group(1)), m.group(2) or "") if m else ("", "")
+        key = (doc, _section_key(section)) if doc == _fold("秦律十八種") else (doc, "")
+        text = texts.get(key, "")
+        if not text or not any(a in text for a in _anchors(e["context"], e["word"])):
+            out["not_covered"].append(e.key)
+            continue
+        out["covered"].append(e.key)
+        (out["matched"] if _fold(e["context"]) in text else out["mismatched"]).append(e.key)
+    return out
