@@ -103,8 +103,14 @@ def siblings(gloss: dict, glossary: dict[str, dict]) -> list[dict]:
     ]
 
 
-def draw(key: str, gloss: dict, glossary: dict[str, dict]) -> list[dict]:
-    """Three sibling entries for item ``key``: among the POOL nearest in length, a pick seeded by the key."""
+def draw(key: str, gloss: dict, glossary: dict[str, dict], question_text: str = "") -> list[dict]:
+    """Three sibling entries for item ``key``: among the POOL nearest in length, the first triple in an order
+    seeded by the key whose key option neither stands out by length nor alone shares most characters with the
+    question (the audit's ``question_overlap``); failing that the first without a length giveaway."""
+    from itertools import combinations
+
+    from ..audit import _chars
+
     target = _alnum_len(gloss["definition"])
 
     def h(s: dict) -> str:
@@ -113,12 +119,19 @@ def draw(key: str, gloss: dict, glossary: dict[str, dict]) -> list[dict]:
     ranked = sorted(siblings(gloss, glossary), key=lambda s: (abs(_alnum_len(s["definition"]) - target), h(s)))
     if len(ranked) < 3:
         return ranked
-    pool = ranked[:POOL]
-    rng = random.Random(int(hashlib.sha256(f"{TASK}:{key}".encode()).hexdigest()[:16], 16))
-    picked = rng.sample(pool, 3)
-    if length_giveaway(gloss["definition"], [s["definition"] for s in picked]):
-        picked = ranked[:3]
-    return picked
+    triples = [list(t) for t in combinations(ranked[:POOL], 3)]
+    random.Random(int(hashlib.sha256(f"{TASK}:{key}".encode()).hexdigest()[:16], 16)).shuffle(triples)
+    q = set(_chars(question_text))
+
+    def key_alone_on_top(t: list[dict]) -> bool:
+        overlap = [len(set(_chars(o)) & q) for o in [gloss["definition"], *(s["definition"] for s in t)]]
+        return overlap[0] > max(overlap[1:])
+
+    fair = [t for t in triples if not length_giveaway(gloss["definition"], [s["definition"] for s in t])]
+    for t in fair:
+        if not key_alone_on_top(t):
+            return t
+    return fair[0] if fair else ranked[:3]
 
 
 def resolve(obj: dict, file: str | Path, line: int | None) -> dict:
@@ -127,7 +140,7 @@ def resolve(obj: dict, file: str | Path, line: int | None) -> dict:
     gloss = glossary.get(obj["gloss"])
     if gloss is None:
         raise DataError(file, line, "gloss", f"unknown glossary id {obj['gloss']!r}")
-    picked = draw(obj["key"], gloss, glossary)
+    picked = draw(obj["key"], gloss, glossary, question(obj))
     if len(picked) < 3:
         raise DataError(file, line, "gloss", f"field {gloss['field']!r} has fewer than 3 siblings for {gloss['id']!r}")
     others = "、".join(f"「{s['term']}」" for s in picked)
