@@ -10,13 +10,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from support import REPO_ROOT
 
-from ancientbench.builders import BuildContext
+from ancientbench.builders import BuildContext, review
 from ancientbench.builders import curated as cur
 from ancientbench.builders import excdoc_word as ex
-from ancientbench.builders import review
 from ancientbench.schema import DataError
-from support import REPO_ROOT
 
 SHARED_SOURCES = Path(os.environ.get("ANCIENTBENCH_SHARED_SOURCES") or Path(REPO_ROOT).parent / "shared" / "sources")
 # Characters too common to give a term away when a definition repeats them.
