@@ -54,6 +54,7 @@ def test_distractors_are_other_terms_of_the_same_field(glossary, entries):
             assert s["field"] == key["field"], (e.key, s["id"])
             assert s["term"] != key["term"] and s["term"] != e["word"], (e.key, s["id"])  # never the asked word's own sense
             assert (s["group"] or s["id"]) != (key["group"] or key["id"]), (e.key, s["id"])  # never a synonym or variant
+        assert len({by_def[d]["group"] or by_def[d]["id"] for d in e["distractors"]}) == 3, e.key  # no synonymous pair
         assert cur.length_giveaway(e["answer"], e["distractors"]) is None, e.key
     # deterministic: the same key draws the same siblings
     e = entries[0]

@@ -104,9 +104,10 @@ def siblings(gloss: dict, glossary: dict[str, dict]) -> list[dict]:
 
 
 def draw(key: str, gloss: dict, glossary: dict[str, dict], question_text: str = "") -> list[dict]:
-    """Three sibling entries for item ``key``: among the POOL nearest in length, the first triple in an order
-    seeded by the key whose key option neither stands out by length nor alone shares most characters with the
-    question (the audit's ``question_overlap``); failing that the first without a length giveaway."""
+    """Three sibling entries of three different groups for item ``key``: among the POOL nearest in length, the
+    first triple in an order seeded by the key whose key option neither stands out by length nor alone shares
+    most characters with the question (the audit's ``question_overlap``); failing that the first without a
+    length giveaway."""
     from itertools import combinations
 
     from ..audit import _chars
@@ -119,7 +120,14 @@ def draw(key: str, gloss: dict, glossary: dict[str, dict], question_text: str = 
     ranked = sorted(siblings(gloss, glossary), key=lambda s: (abs(_alnum_len(s["definition"]) - target), h(s)))
     if len(ranked) < 3:
         return ranked
-    triples = [list(t) for t in combinations(ranked[:POOL], 3)]
+    # at most one sibling per group: two synonymous distractors would rule each other out
+    triples = [list(t) for t in combinations(ranked[:POOL], 3) if len({s["group"] or s["id"] for s in t}) == 3]
+    if not triples:
+        distinct: list[dict] = []
+        for s in ranked:
+            if (s["group"] or s["id"]) not in {d["group"] or d["id"] for d in distinct}:
+                distinct.append(s)
+        triples = [distinct[:3]] if len(distinct) >= 3 else [ranked[:3]]
     random.Random(int(hashlib.sha256(f"{TASK}:{key}".encode()).hexdigest()[:16], 16)).shuffle(triples)
     q = set(_chars(question_text))
 
@@ -131,7 +139,7 @@ def draw(key: str, gloss: dict, glossary: dict[str, dict], question_text: str = 
     for t in fair:
         if not key_alone_on_top(t):
             return t
-    return fair[0] if fair else ranked[:3]
+    return fair[0] if fair else triples[0]
 
 
 def resolve(obj: dict, file: str | Path, line: int | None) -> dict:
