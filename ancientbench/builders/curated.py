@@ -13,7 +13,8 @@ stay readable. Every entry has
 
 plus per task: translation ``book`` and ``errors`` (one error type per distractor, see :data:`ERROR_TYPES`);
 phonetic_loan ``kind`` (``excavated`` | ``transmitted``) and ``loan`` (the written graph; ``answer`` is the
-intended graph, 本字); excdoc_word ``document`` and ``word``.
+intended graph, 本字); excdoc_word ``document``, ``word`` and ``gloss`` (an id of ``excdoc_glossary.jsonl``) in
+place of ``answer``/``distractors``/``rationale``, which :mod:`.excdoc_word` fills in from the glossary on load.
 
 :func:`load_entries` rejects a malformed file with a :class:`~ancientbench.schema.DataError` naming the
 file, the line and the field: missing or unknown key, keys out of order, wrong types, empty values, a
@@ -48,9 +49,9 @@ KEY_ORDER: dict[str, tuple[str, ...]] = {
         "key", "kind", "citation", "context", "loan", "answer", "distractors",
         "rationale", "author", "reviewer", "blind_answer",
     ),
+    # excdoc_word names a glossary entry; answer, distractors and rationale are filled from the glossary on load
     "excdoc_word": (
-        "key", "document", "citation", "context", "word", "answer", "distractors",
-        "rationale", "author", "reviewer", "blind_answer",
+        "key", "document", "citation", "context", "word", "gloss", "author", "reviewer", "blind_answer",
     ),
 }
 ERROR_TYPES: tuple[str, ...] = ("word-sense", "agent-patient", "negation", "number", "tense-aspect", "other")
@@ -158,6 +159,10 @@ def validate_entry(task: str, obj: object, file: str | Path, line: int, *, check
             raise DataError(file, line, name, "leading or trailing whitespace")
     if not KEY_RE.match(obj["key"]):
         raise DataError(file, line, "key", f"key {obj['key']!r} is not an ascii slug ([a-z0-9][a-z0-9._-]*)")
+    if task == "excdoc_word":
+        from .excdoc_word import resolve
+
+        obj = resolve(obj, file, line)
     answer = obj["answer"]
     for d in obj["distractors"]:
         if d.strip() == answer.strip():
