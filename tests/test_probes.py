@@ -60,3 +60,22 @@ def test_committed_probe_records_rederive_their_summaries(tmp_path):
         shutil.copytree(path.parent, copy)
         recorded = json.loads(path.read_text(encoding="utf-8"))
         assert probes.score(copy) == recorded, path.parent.name
+
+
+def test_full_probe_answers_become_review_sheet_choices(fixture_data, tmp_path):
+    out = probes.write_quiz(fixture_data, "excdoc_word", tmp_path / "r", mode="full", n=7, seed=5)
+    key = json.loads((out / "key.json").read_text(encoding="utf-8"))
+    items = {it["id"]: it for it in load_split(fixture_data, "excdoc_word", "test")}
+    answers, sheet, expected = [], [], {}
+    for i, (qid, k) in enumerate(sorted(key["items"].items())):
+        item = items[k["id"]]
+        letter = k["gold"] if i % 2 == 0 else "ABCD"[("ABCD".index(k["gold"]) + 1) % 4]
+        answers.append({"qid": qid, "answer": letter, "confidence": 2, "flag": ""})
+        chosen = item[k["perm"]["ABCD".index(letter)]]
+        order = [item[L] for L in "DCBA"]  # the reviewer's sheet shows the options in another order
+        row = {"key": k["id"].removeprefix("excdoc_word-"), "question": item["question"], **dict(zip("ABCD", order)), "choice": ""}
+        sheet.append(row)
+        expected[row["key"]] = "ABCD"[order.index(chosen)]
+    (out / "answers.jsonl").write_text("".join(json.dumps(a, ensure_ascii=False) + "\n" for a in answers), encoding="utf-8")
+    (tmp_path / "sheet.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in sheet), encoding="utf-8")
+    assert probes.review_choices(out, fixture_data, tmp_path / "sheet.jsonl") == expected

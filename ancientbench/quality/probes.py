@@ -131,6 +131,30 @@ def score(folder: str | Path) -> dict:
     return summary
 
 
+def review_choices(folder: str | Path, data: str | Path, sheet: str | Path) -> dict[str, str]:
+    """A full-mode probe's answers as a blind-review sheet's choices (``builders.review import --answers``):
+    each answer is followed to its option text, then to the letter that text has on the reviewer's sheet."""
+    folder = Path(folder)
+    key = json.loads((folder / "key.json").read_text(encoding="utf-8"))
+    if key["mode"] != "full":
+        raise ValueError(f"{folder}: only a full-question probe can stand for a blind review")
+    items = {it["id"]: it for it in load_split(data, key["task"], "test")}
+    answers = {a["qid"]: a for a in _read_jsonl(folder / "answers.jsonl")}
+    by_item = {k["id"]: (qid, k) for qid, k in key["items"].items()}
+    out: dict[str, str] = {}
+    for row in _read_jsonl(Path(sheet)):
+        found = by_item.get(f"{key['task']}-{row['key']}")
+        if found is None or found[0] not in answers or answers[found[0]].get("answer") not in LETTERS:
+            continue
+        qid, k = found
+        text = items[k["id"]][k["perm"][LETTERS.index(answers[qid]["answer"])]]
+        letters = [L for L in LETTERS if row[L] == text]
+        if len(letters) != 1:
+            raise ValueError(f"{sheet}: item {row['key']!r}: the probe's chosen option is not exactly one option of the sheet")
+        out[row["key"]] = letters[0]
+    return out
+
+
 def summaries(root: str | Path = PROBES_DIR) -> list[dict]:
     """Every probe summary under ``root``, sorted by task and mode (for the card)."""
     out = []
@@ -155,11 +179,20 @@ def main(argv: list[str] | None = None) -> int:
     mk.add_argument("--out", required=True)
     sc = sub.add_parser("score", help="score DIR/answers.jsonl against DIR/key.json, write DIR/summary.json")
     sc.add_argument("folder")
+    rv = sub.add_parser("review-answers", help="a full probe's answers as key<TAB>letter for `builders.review import --answers`")
+    rv.add_argument("folder")
+    rv.add_argument("sheet", help="the sheet written by `python -m ancientbench.builders.review export`")
+    rv.add_argument("--data", default=DATASET_PATH)
+    rv.add_argument("--out", required=True)
     args = p.parse_args(argv)
     if args.cmd == "make":
         print(write_quiz(args.data, args.task, args.out, mode=args.mode, n=args.n, seed=args.seed))
-    else:
+    elif args.cmd == "score":
         print(json.dumps(score(args.folder), ensure_ascii=False, indent=1))
+    else:
+        choices = review_choices(args.folder, args.data, args.sheet)
+        Path(args.out).write_text("".join(f"{k}\t{v}\n" for k, v in sorted(choices.items())), encoding="utf-8")
+        print(f"{len(choices)} choices -> {args.out}")
     return 0
 
 
