@@ -84,10 +84,10 @@ class PredictionStore:
         if self.meta_path.exists():
             meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
             old = meta.get("fingerprint", {})
-            old = {**FINGERPRINT_DEFAULTS, **old}
-            diff = [k for k in sorted({*old, *self.fingerprint}) if old.get(k) != self.fingerprint.get(k)]
+            old, new = {**FINGERPRINT_DEFAULTS, **old}, {**FINGERPRINT_DEFAULTS, **self.fingerprint}
+            diff = [k for k in sorted({*old, *new}) if old.get(k) != new.get(k)]
             if diff:
-                detail = "; ".join(f"{k}: {old.get(k)!r} -> {self.fingerprint.get(k)!r}" for k in diff)
+                detail = "; ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in diff)
                 raise ResumeError(
                     f"{self.path} holds predictions of another setting ({detail}); "
                     f"use --overwrite to replace them or another --output"
