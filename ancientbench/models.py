@@ -24,7 +24,16 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import AncientBenchError
 from .tiny import TINY_RANDOM_NAME, cache_root, tiny_random_path
+
+
+class ModelError(AncientBenchError, ValueError):
+    """A device, dtype or model option that cannot be honoured."""
+
+
+class ModelNotFoundError(AncientBenchError, FileNotFoundError):
+    """The model (folder or Hub id) cannot be found or loaded."""
 
 DTYPE_NAMES = {
     "float32": "float32", "fp32": "float32", "float": "float32",
@@ -51,11 +60,11 @@ def select_device(device: str | None = None) -> str:
     if device and device != "auto":
         kind = device.split(":")[0]
         if kind == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"device {device!r} requested but torch sees no CUDA device")
+            raise ModelError(f"device {device!r} requested but torch sees no CUDA device")
         if kind == "npu" and not npu_available():
-            raise ValueError(f"device {device!r} requested but torch_npu is not installed or sees no NPU")
+            raise ModelError(f"device {device!r} requested but torch_npu is not installed or sees no NPU")
         if kind == "mps" and not torch.backends.mps.is_available():
-            raise ValueError(f"device {device!r} requested but MPS is not available")
+            raise ModelError(f"device {device!r} requested but MPS is not available")
         return device
     if torch.cuda.is_available():
         return "cuda"
@@ -84,7 +93,7 @@ def select_dtype(dtype=None, device: str = "cpu"):
     try:
         return getattr(torch, DTYPE_NAMES[dtype])
     except KeyError:
-        raise ValueError(f"unknown dtype {dtype!r}; use auto, {', '.join(sorted(DTYPE_NAMES))}") from None
+        raise ModelError(f"unknown dtype {dtype!r}; use auto, {', '.join(sorted(DTYPE_NAMES))}") from None
 
 
 def dtype_name(dtype) -> str:
@@ -111,7 +120,7 @@ def prepare_tokenizer(tokenizer):
         elif getattr(tokenizer, "unk_token", None) is not None:
             tokenizer.pad_token = tokenizer.unk_token
         else:
-            raise ValueError(f"tokenizer {getattr(tokenizer, 'name_or_path', '')!r} has no pad, eos or unk token")
+            raise ModelError(f"tokenizer {getattr(tokenizer, 'name_or_path', '')!r} has no pad, eos or unk token")
     return tokenizer
 
 
@@ -212,12 +221,12 @@ def local_model_path(name: str) -> str:
     if p.is_dir():
         return expanded
     if p.exists():
-        raise FileNotFoundError(f"model not found: {name} is a file, not a model folder (give the folder holding "
+        raise ModelNotFoundError(f"model not found: {name} is a file, not a model folder (give the folder holding "
                                 f"config.json and the weights)")
     looks_like_path = (name.startswith(("/", "./", "../", "~", ".\\", "..\\")) or name in (".", "..")
                        or "\\" in name or name.count("/") > 1 or bool(re.match(r"^[A-Za-z]:[\\/]", name)))
     if looks_like_path:
-        raise FileNotFoundError(f"model not found: {name} is not a local folder (and not a Hub id)")
+        raise ModelNotFoundError(f"model not found: {name} is not a local folder (and not a Hub id)")
     return name
 
 
@@ -293,14 +302,17 @@ def load_model(
     smoke = name == TINY_RANDOM_NAME
     path = str(tiny_random_path(cache_dir)) if smoke else local_model_path(name)
     if device_map not in (None, "auto"):
-        raise ValueError(f"device_map must be 'auto' or None, got {device_map!r}")
+        raise ModelError(f"device_map must be 'auto' or None, got {device_map!r}")
     dev = select_device(device if device_map is None else (device or "auto"))
     torch_dtype = select_dtype(dtype, dev)
-    tokenizer = load_tokenizer(path, revision=revision, trust_remote_code=trust_remote_code)
     kwargs = {"revision": revision, "trust_remote_code": trust_remote_code, "dtype": torch_dtype}
     if device_map == "auto":
         kwargs["device_map"] = "auto"
-    model = causal_lm_from_pretrained(path, **kwargs)
+    try:
+        tokenizer = load_tokenizer(path, revision=revision, trust_remote_code=trust_remote_code)
+        model = causal_lm_from_pretrained(path, **kwargs)
+    except OSError as err:  # transformers: not on the Hub, offline without a cached copy, files missing
+        raise ModelNotFoundError(f"model {name!r} could not be loaded: {err}") from err
     if device_map is None:
         model = model.to(dev)
     model.eval()
