@@ -5,8 +5,8 @@
 - Dtype (``select_dtype``): ``auto`` is bfloat16 on cuda/npu (float16 on a CUDA device without bf16),
   float16 on mps, float32 on cpu; ``float32``/``bfloat16``/``float16`` override.
 - ``load_model(name_or_path, ...)`` loads a Hub id or a local folder (``revision``, ``trust_remote_code``,
-  ``device_map="auto"`` to spread a model larger than one device over all visible devices), or the
-  built-in ``tiny-random`` smoke model (:mod:`ancientbench.tiny`). The tokenizer is set to left padding
+  ``device_map="auto"`` to spread a model larger than one device over all visible devices); the backends
+  (:mod:`ancientbench.backends.hf`, ``.tiny`` for the ``tiny-random`` smoke model) call it. The tokenizer is set to left padding
   with an explicit pad token (the eos token when it has none).
 - ``model_info`` describes the model for results files: name, revision (the Hub commit when known),
   ``weights_sha256`` (of a local folder's weight files, cached by file size and mtime; or, for a model object
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import AncientBenchError
-from .tiny import TINY_RANDOM_NAME, cache_root, tiny_random_path
+from .tiny import cache_root
 
 
 class ModelError(AncientBenchError, ValueError):
@@ -295,12 +295,11 @@ def load_model(
     revision: str | None = None,
     trust_remote_code: bool = False,
     device_map: str | None = None,
-    cache_dir: str | Path | None = None,
 ) -> LoadedModel:
-    """Load a causal LM and its tokenizer (Hub id, local folder, or ``tiny-random``), in eval mode."""
+    """Load a causal LM and its tokenizer (Hub id or local folder), in eval mode. (The ``tiny-random`` smoke
+    model is a backend of its own, :mod:`ancientbench.backends.tiny`.)"""
     name = str(name_or_path)
-    smoke = name == TINY_RANDOM_NAME
-    path = str(tiny_random_path(cache_dir)) if smoke else local_model_path(name)
+    path = local_model_path(name)
     if device_map not in (None, "auto"):
         raise ModelError(f"device_map must be 'auto' or None, got {device_map!r}")
     dev = select_device(device if device_map is None else (device or "auto"))
@@ -317,5 +316,5 @@ def load_model(
         model = model.to(dev)
     model.eval()
     info = model_info(model, name, revision=revision, device=None if device_map else dev,
-                      local_path=path, smoke_model=smoke)
+                      local_path=path)
     return LoadedModel(model, tokenizer, info)
