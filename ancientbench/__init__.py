@@ -43,6 +43,7 @@ METRIC_PATH: str = _metric_path()
 
 _LAZY = {
     "evaluate_model": "ancientbench.evaluation",
+    "load_backend": "ancientbench.backends",
     "load_task": "ancientbench.dataset",
     "cache_dataset": "ancientbench.dataset",
 }
@@ -69,6 +70,7 @@ __all__ = [
     "cache_dataset",
     "evaluate_model",
     "get_task",
+    "load_backend",
     "load_task",
     "resolve_tasks",
     "__version__",

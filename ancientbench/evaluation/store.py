@@ -51,7 +51,7 @@ def _matches(record: dict | None, expected: tuple[str, str] | None) -> bool:
 class PredictionStore:
     """Append-only predictions JSONL with a sidecar fingerprint, so interrupted runs resume exactly.
 
-    Under several processes (:mod:`ancientbench.distributed`) the main process appends to ``path`` and
+    Under several processes (:mod:`ancientbench.evaluation.distributed`) the main process appends to ``path`` and
     process ``r`` to ``<stem>.part<r>.jsonl`` beside it (``part=r``); :meth:`load` reads all of them and
     :meth:`finalize` merges them into ``path`` and removes the part files.
     """
