@@ -253,3 +253,39 @@ def test_cli_runs_ppl_and_generate_on_the_smoke_model(fixture_data, tmp_path, ca
     assert ppl["setting"]["mode"] == "ppl" and ppl["model"]["smoke_model"] is True
     assert gen["setting"]["max_new_tokens"] == 3 and gen["tasks"]["cloze"]["total"] == 2
     assert all("response" in r and "prompt" in r for r in read_jsonl(gen["predictions_file"]))
+
+
+class Flaky(Scripted):
+    """Answers one request at a time and is killed after ``budget`` answers (a paid-for API call is never lost)."""
+
+    name = "flaky"
+    budget = 10**9
+    asked: list = []
+
+    def generate(self, requests, on_done=None):
+        out = []
+        for i, r in enumerate(requests):
+            if Flaky.budget == 0:
+                raise KeyboardInterrupt
+            Flaky.budget -= 1
+            Flaky.asked.append(r.name)
+            out.append(GenerateResult("答案是A"))
+            on_done([i], [out[-1]])
+        return out
+
+
+def test_generate_resumes_after_an_interruption_without_asking_twice(fixture_data, tmp_path):
+    register_backend("flaky", Flaky)
+    kw = dict(backend="flaky", mode="generate", data=fixture_data, tasks=["cloze", "radical"], shots=0,
+              output_dir=tmp_path, progress=False)
+    Flaky.budget, Flaky.asked = 9, []
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_model("scripted-model", **kw)
+    first = list(Flaky.asked)
+    Flaky.budget = 10**9
+    res = evaluate_model("scripted-model", **kw)[0]
+    assert len(first) == 9 and len(Flaky.asked) == 14 and len(set(Flaky.asked)) == 14  # 14 items, each asked once
+    assert res["timing"]["items_resumed"] == 9 and res["timing"]["items_scored"] == 5
+    assert all(r["pred"] == "A" for r in read_jsonl(res["predictions_file"]))
+    with pytest.raises(ResumeError, match="max_new_tokens"):  # another answer budget is another setting
+        evaluate_model("scripted-model", max_new_tokens=7, **kw)
