@@ -52,7 +52,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
-from .prompts import PromptParts, build_prompt, chat_wrap, format_exemplar, letter_prefix
+from .prompts import PromptParts, format_exemplar, letter_prefix
 from .tasks import LETTERS, get_task
 
 PREFIX_CACHE_MODES = ("auto", True, False)
@@ -544,96 +544,31 @@ def score_task(
     progress=None,
     on_batch: Callable[[list[dict]], None] | None = None,
 ) -> TaskScores:
-    """Score the items of one task ``shots``-shot with the first ``shots`` of ``exemplars`` (its dev split).
+    """Score the items of one task ``shots``-shot with the first ``shots`` of ``exemplars`` (its dev split), in
+    letter mode, through the evaluation layer (:func:`ancientbench.evaluation.runner.score_task`: prompts,
+    context fitting) and the ``hf`` backend (this module's scorer).
 
     Returns a :class:`TaskScores` whose ``records`` follow the order of ``items``; ``on_batch(records)`` gets
     each finished batch's records (items too long for the context come first, as error records).
     """
+    from .backends.hf import HFBackend
+    from .evaluation.runner import score_task as run_task
+    from .evaluation.settings import Settings
+
     get_task(task)
     if shots < 0:
         raise ValueError(f"shots must be >= 0, got {shots}")
-    if len(exemplars) < shots:
-        raise ValueError(f"task {task!r}: {shots}-shot needs {shots} dev exemplars, only {len(exemplars)} available")
-    shots_list = list(exemplars[:shots])
-    limit = context_limit(model, tokenizer, max_length)
-    drop = exemplar_drop_order(tokenizer, shots_list, letter_style)
-    kept_by_dropped = [[e for j, e in enumerate(shots_list) if j not in set(drop[:d])] for d in range(shots + 1)]
-    encoder = _Encoder(tokenizer, add_special_tokens=not chat)
-
-    def parts_for(item, dropped: int) -> PromptParts:
-        p = build_prompt(task, item, kept_by_dropped[dropped], letter_style)
-        return chat_wrap(tokenizer, p) if chat else p
-
-    dropped = [0] * len(items)
-    ids: dict[int, list[int]] = {}  # token ids of the prompt each item is scored with
-    pending = list(range(len(items)))
-    too_long: list[int] = []
-    while pending:
-        encoded = encoder([parts_for(items[i], dropped[i]).text for i in pending])
-        retry = []
-        for i, x in zip(pending, encoded):
-            if limit is None or len(x) <= limit:
-                ids[i] = x
-            elif dropped[i] < shots:
-                dropped[i] += 1
-                retry.append(i)
-            else:
-                too_long.append(i)
-                ids[i] = x
-        pending = retry
-    too_long_set = set(too_long)
-    scored = [i for i in range(len(items)) if i not in too_long_set]
-    records: list[dict | None] = [None] * len(items)
-
-    def record(i: int, row: list[float] | None, error: str | None = None) -> dict:
-        it = items[i]
-        rec = {
-            "id": it["id"],
-            "task": task,
-            "gold": it["answer"],
-            "pred": _argmax(row) if row is not None else None,
-            "logprobs": row,
-            "shots_used": shots - dropped[i],
-        }
-        if error:
-            rec["error"] = error
-        return rec
-
-    error_records = []
-    for i in too_long:
-        n = len(ids[i])
-        records[i] = record(i, None, f"question alone is {n} tokens, longer than the model's context of {limit}")
-        error_records.append(records[i])
-    if error_records and on_batch is not None:
-        on_batch(error_records)
-    if progress is not None and too_long:
-        progress.update(len(too_long))
-
-    parts = [parts_for(items[i], dropped[i]) for i in scored]
-    encs, letter_ids = _encode(
-        tokenizer, parts, letter_style, not chat, full=[ids[i] for i in scored],
-        names=[f"item {items[i]['id']!r}" for i in scored],
-    )
-
-    def sink(chunk: list[int], rows: list[list[float]]) -> None:
-        batch = []
-        for k, row in zip(chunk, rows):
-            records[scored[k]] = record(scored[k], row)
-            batch.append(records[scored[k]])
-        if on_batch is not None:
-            on_batch(batch)
-
-    _, cached, used = _score_encoded(
-        model, encs, letter_ids, _pad_id(tokenizer), batch_size=batch_size,
-        use_cache=_resolve_prefix_cache(model, prefix_cache), progress=progress, on_batch=sink,
-    )
+    backend = HFBackend(model, tokenizer, batch_size=batch_size, prefix_cache=prefix_cache, max_length=max_length)
+    settings = Settings(mode="letter", shots=shots, letter_style=letter_style, chat=chat)
+    run = run_task(backend, settings, task, items, exemplars, progress=progress, on_batch=on_batch)
+    stats = backend.stats()
     return TaskScores(
-        records=records,  # type: ignore[arg-type]
-        letter_token_ids=letter_ids,
-        fewshot_truncated_items=sum(1 for i in range(len(items)) if dropped[i] > 0),
-        too_long_items=[items[i]["id"] for i in too_long],
-        prefix_cache_items=cached,
-        batch_size=used,
+        records=run.records,
+        letter_token_ids=backend.letter_token_ids or {},
+        fewshot_truncated_items=run.fewshot_truncated_items,
+        too_long_items=run.too_long_items,
+        prefix_cache_items=backend.prefix_cache_items,
+        batch_size=stats["batch_size_used"],
     )
 
 

@@ -100,6 +100,7 @@ class LetterRequest:
 
     prompt: Prompt
     continuations: tuple[str, ...]
+    name: str = ""  # how errors name the request (e.g. "item 'cloze-1'")
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,7 @@ class LoglikelihoodRequest:
 
     prompt: Prompt
     continuations: tuple[str, ...]
+    name: str = ""
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,7 @@ class GenerateRequest:
 
     prompt: Prompt
     max_new_tokens: int
+    name: str = ""
 
 
 @dataclass
