@@ -47,7 +47,12 @@ import hashlib
 import json
 from typing import Mapping, NamedTuple, Sequence
 
+from .errors import AncientBenchError
 from .tasks import LETTERS, get_task
+
+
+class PromptError(AncientBenchError, ValueError):
+    """A prompt option that does not exist, or a tokenizer that cannot render the asked prompt."""
 
 TEMPLATE_VERSION = "cmmlu-zh-1"
 
@@ -94,7 +99,7 @@ def letter_prefix(letter_style: str) -> str:
     try:
         return LETTER_STYLES[letter_style]
     except KeyError:
-        raise ValueError(f"letter_style must be one of {', '.join(LETTER_STYLES)}, got {letter_style!r}") from None
+        raise PromptError(f"letter_style must be one of {', '.join(LETTER_STYLES)}, got {letter_style!r}") from None
 
 
 def instruction(task: str) -> str:
@@ -139,7 +144,7 @@ def chat_wrap(tokenizer, parts: PromptParts) -> PromptParts:
     """
     if not getattr(tokenizer, "chat_template", None):
         name = getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__
-        raise ValueError(f"tokenizer {name!r} has no chat template; chat mode needs a chat/instruct model's tokenizer")
+        raise PromptError(f"tokenizer {name!r} has no chat template; chat mode needs a chat/instruct model's tokenizer")
     content = parts.text
     rendered = tokenizer.apply_chat_template(
         [{"role": "user", "content": content}], tokenize=False, add_generation_prompt=True
@@ -174,7 +179,7 @@ def build_mode_prompt(
 ) -> PromptParts:
     """The prompt of ``item`` in ``mode`` (``letter``, ``ppl``, ``generate``), split into shared prefix and question."""
     if mode not in MODE_TEMPLATES:
-        raise ValueError(f"mode must be one of {', '.join(MODE_TEMPLATES)}, got {mode!r}")
+        raise PromptError(f"mode must be one of {', '.join(MODE_TEMPLATES)}, got {mode!r}")
     if mode == "ppl":
         prefix = instruction(task) + "".join(format_ppl_exemplar(e) for e in exemplars)
         return PromptParts(prefix, format_question(item))

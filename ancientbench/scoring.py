@@ -62,6 +62,10 @@ class LetterTokenError(AncientBenchError, ValueError):
     """The answer letter is not exactly one new token after the prompt for this tokenizer."""
 
 
+class ScoringOptionError(AncientBenchError, ValueError):
+    """A scoring option (batch size, prefix cache) with a value it cannot take."""
+
+
 class ContextLengthError(AncientBenchError, ValueError):
     """A prompt does not fit into the model's context even without few-shot exemplars."""
 
@@ -108,7 +112,7 @@ def leading_special_ids(tokenizer) -> list[int]:
     for start in range(len(with_special) - n + 1):
         if with_special[start : start + n] == plain:
             return with_special[:start]
-    raise ValueError(f"tokenizer {tokenizer_name(tokenizer)} changes a text's tokens when adding special tokens")
+    raise LetterTokenError(f"tokenizer {tokenizer_name(tokenizer)} changes a text's tokens when adding special tokens")
 
 
 class _Encoder:
@@ -367,7 +371,7 @@ def check_batch_size(batch_size) -> int | AutoBatchSize:
     if batch_size == "auto":
         return AutoBatchSize()
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be an int >= 1 or 'auto', got {batch_size!r}")
+        raise ScoringOptionError(f"batch_size must be an int >= 1 or 'auto', got {batch_size!r}")
     return batch_size
 
 
@@ -379,7 +383,7 @@ ATTENTION_LAYER_TYPES = {"full_attention"}
 def _resolve_prefix_cache(model, prefix_cache) -> bool:
     """``auto``: reuse prefixes for transformers-native models whose layers are all attention layers."""
     if prefix_cache not in PREFIX_CACHE_MODES:
-        raise ValueError(f"prefix_cache must be 'auto', True or False, got {prefix_cache!r}")
+        raise ScoringOptionError(f"prefix_cache must be 'auto', True or False, got {prefix_cache!r}")
     if prefix_cache != "auto":
         return bool(prefix_cache)
     # Remote-code models (transformers_modules.*) may keep legacy tuple caches; recurrent/linear-attention layers
@@ -557,7 +561,7 @@ def score_task(
 
     get_task(task)
     if shots < 0:
-        raise ValueError(f"shots must be >= 0, got {shots}")
+        raise ScoringOptionError(f"shots must be >= 0, got {shots}")
     backend = HFBackend(model, tokenizer, batch_size=batch_size, prefix_cache=prefix_cache, max_length=max_length)
     settings = Settings(mode="letter", shots=shots, letter_style=letter_style, chat=chat)
     run = run_task(backend, settings, task, items, exemplars, progress=progress, on_batch=on_batch)

@@ -8,6 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .errors import AncientBenchError
+
+
+class TaskError(AncientBenchError, ValueError):
+    """An unknown task or competency name."""
+
 
 @dataclass(frozen=True)
 class Task:
@@ -49,11 +55,11 @@ LETTERS: tuple[str, ...] = ("A", "B", "C", "D")
 
 
 def get_task(name: str) -> Task:
-    """Return the registered task, or raise a ValueError listing the valid names."""
+    """Return the registered task, or raise a TaskError (a ValueError) listing the valid names."""
     try:
         return TASK_BY_NAME[name]
     except KeyError:
-        raise ValueError(f"unknown task {name!r}; valid tasks: {', '.join(TASK_NAMES)}") from None
+        raise TaskError(f"unknown task {name!r}; valid tasks: {', '.join(TASK_NAMES)}") from None
 
 
 def resolve_tasks(names: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
@@ -70,14 +76,14 @@ def resolve_tasks(names: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
         comp = n.split(":", 1)[1] if n.startswith("competency:") else None
         if comp is not None:
             if comp not in COMPETENCY_TASKS:
-                raise ValueError(f"unknown competency {comp!r}; valid: {', '.join(COMPETENCIES)}")
+                raise TaskError(f"unknown competency {comp!r}; valid: {', '.join(COMPETENCIES)}")
             wanted.update(COMPETENCY_TASKS[comp])
         elif n in TASK_BY_NAME:
             wanted.add(n)
         elif n in COMPETENCY_TASKS:
             wanted.update(COMPETENCY_TASKS[n])
         else:
-            raise ValueError(
+            raise TaskError(
                 f"unknown task {n!r}; valid tasks: {', '.join(TASK_NAMES)}; competencies: "
                 f"{', '.join(COMPETENCIES)} (or competency:NAME)"
             )

@@ -79,11 +79,10 @@ class HFBackend(Backend):
     @classmethod
     def load(cls, config: BackendConfig) -> "HFBackend":
         from ..models import load_model
-        from ..tiny import TINY_RANDOM_NAME, tiny_random_path
 
         loaded = load_model(config.model, device=config.device, dtype=config.dtype, revision=config.revision,
                             trust_remote_code=config.trust_remote_code, device_map=config.device_map)
-        folder = tiny_random_path() if config.model == TINY_RANDOM_NAME else Path(loaded.info["name_or_path"]).expanduser()
+        folder = Path(loaded.info["name_or_path"]).expanduser()
         return cls(loaded.model, loaded.tokenizer, loaded.info, batch_size=config.batch_size,
                    prefix_cache=config.prefix_cache, max_length=config.max_length, folder=folder)
 

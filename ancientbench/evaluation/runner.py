@@ -479,8 +479,11 @@ def evaluate_model(
     from dataclasses import replace
 
     from ..dataset import load_questions
+    from ..tiny import TINY_RANDOM_NAME
     from . import distributed
 
+    if backend == "hf" and str(model) == TINY_RANDOM_NAME:  # the smoke model is a backend of its own
+        backend = TINY_RANDOM_NAME
     shots_list = [shots] if isinstance(shots, int) else list(shots)
     if not shots_list:
         raise EvaluationError("shots: give at least one number of shots")
@@ -509,7 +512,7 @@ def evaluate_model(
         if tokenizer is not None:
             be.use_tokenizer(tokenizer)
     else:
-        if backend not in ("hf", "tiny-random"):
+        if backend != "hf":
             raise EvaluationError(f"a loaded model object is scored in this process (backend 'hf'), not {backend!r}")
         if tokenizer is None:
             raise EvaluationError("pass the tokenizer together with a loaded model")

@@ -18,10 +18,6 @@ DEFAULT_MAX_NEW_TOKENS = 1024  # generate mode; reasoning models need more (--ma
 IN_PROCESS_HF = ("hf", "tiny-random")
 
 
-class SettingsError(ValueError):
-    """Kept for the type; raised as AncientBenchError subclasses below."""
-
-
 @dataclass(frozen=True)
 class Settings:
     backend: str = "hf"
