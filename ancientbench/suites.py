@@ -50,9 +50,8 @@ ENTRY_KEYS = ("model", "label", *LISTABLE, *EVAL_KEYS, *SERVER_KEYS)
 TOP_KEYS = ("name", "output", "report", "defaults", "models")
 REPORT_KEYS = ("out", "plots", "resamples", "seed", "bins")
 DEFAULTS = {"backend": "hf", "mode": "letter", "shots": [0, 5]}
-# what a cell may fail with that the user can fix (as cli.main: the built-ins until every user error derives
-# from AncientBenchError); ANCIENTBENCH_DEBUG=1 raises instead
-CELL_ERRORS = (AncientBenchError, ValueError, OSError, RuntimeError)
+# what a cell may fail with that the user can fix (as cli.main; bugs keep their traceback); ANCIENTBENCH_DEBUG=1 raises
+CELL_ERRORS = (AncientBenchError,)
 
 
 class SuiteError(AncientBenchError, ValueError):

@@ -138,3 +138,29 @@ def suites_args(path, **kw):
     parser = argparse.ArgumentParser()
     suites.add_arguments(parser)
     return parser.parse_args([str(path), "--no-progress", *[a for k, v in kw.items() for a in (f"--{k}", v)]])
+
+
+def test_suite_over_two_backends_one_report(tmp_path, fixture_data):
+    """One model in process (hf) and through an OpenAI-compatible server (the logprob stub, letter mode): two
+    rows of one table, labelled apart, with the same figures (the server's log-probabilities are the model's)."""
+    pytest.importorskip("openai", reason="the openai backend needs the [serve] extra")
+    from serving_support import StubServer, model_scorer
+    from support import FIXTURE_CHARS
+
+    from ancientbench.tiny import build_tiny
+
+    folder = build_tiny(tmp_path / "tiny", "qwen2", corpus=FIXTURE_CHARS, vocab_size=1200, seed=0)
+    with StubServer(str(folder), model_scorer(folder)) as server:
+        path = _write(tmp_path / "two.yaml", {
+            "output": str(tmp_path / "results"), "report": {"plots": False, "resamples": 20},
+            "defaults": {"data": str(fixture_data), "limit": 3, "shots": 0, "device": "cpu", "dtype": "float32"},
+            "models": [{"model": str(folder), "backend": ["hf", "openai"], "base_url": server.base_url,
+                        "backend_options": {"top_logprobs": 2000}}],
+        })
+        summary = run_suite(load_suite(path), progress=False, out=io.StringIO())
+    assert list(summary["cells"]) == ["tiny | hf | letter | 0-shot", "tiny (openai) | openai | letter | 0-shot"]
+    rows = {r["label"]: r for r in summary["report"]["settings"]["0"]["rows"]}
+    assert set(rows) == {"tiny", "tiny (openai)"}
+    assert rows["tiny"]["tasks"] == rows["tiny (openai)"]["tasks"]
+    md = (tmp_path / "results" / "report" / "report.md").read_text(encoding="utf-8")
+    assert "tiny (openai)" in md and "Zero-shot" in md
