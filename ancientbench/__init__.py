@@ -5,7 +5,8 @@ The package folder is also the Hugging Face dataset folder: ``README.md`` here i
 works from any directory once the package is installed.
 
 Pipeline, one module per step: sources -> ``builders`` -> dataset files (``schema``) -> ``prompts`` ->
-``scoring`` -> ``evaluation`` (predictions, results) -> metric (``metrics/ancientbench_metric``) -> ``report``.
+``evaluation`` (prompts fitted to the context, modes, predictions, results) -> ``backends`` (hf: ``scoring``;
+tiny-random, openai, vllm) -> metric (``metrics/ancientbench_metric``) -> ``report``.
 """
 
 from __future__ import annotations

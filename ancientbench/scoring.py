@@ -1,14 +1,17 @@
-"""Letter-logit scoring: the log-probabilities of A/B/C/D as the model's next token after each prompt.
+"""Letter-logit scoring for the ``hf`` backend: the log-probabilities of A/B/C/D as a transformers model's
+next token after each prompt (:mod:`ancientbench.backends.hf` calls it; its forward-pass helpers also serve
+that backend's ppl and generate modes).
 
-Public API (the seam ``evaluation``, ``bench/`` and multi-process runs build on):
+Public API:
 
 - :func:`score_items` ``(model, tokenizer, prompts, *, batch_size, letter_style, prefix_cache, ...) -> Scores``:
   any ``AutoModelForCausalLM`` and its tokenizer, prompts as strings or :class:`~ancientbench.prompts.PromptParts`;
   per item the four log-probabilities (log-softmax over the whole vocabulary, at the position after the
   prompt) and the argmax letter (ties go to the earlier letter).
-- :func:`score_task` ``(model, tokenizer, task, items, exemplars, *, shots, ...) -> TaskScores``: builds the
-  prompts of one task (:mod:`ancientbench.prompts`), fits them to the model's context by dropping few-shot
-  exemplars (longest first), scores them, and returns one prediction record per item
+- :func:`score_task` ``(model, tokenizer, task, items, exemplars, *, shots, ...) -> TaskScores``: one task in
+  letter mode through the evaluation layer (:func:`ancientbench.evaluation.runner.score_task` builds the
+  prompts, fits them to the model's context by dropping few-shot exemplars, longest first) and the hf
+  backend; one prediction record per item
   ``{"id", "task", "gold", "pred", "logprobs", "shots_used"}``; ``on_batch`` receives the records of each
   finished batch (used to append predictions to disk as they are made).
 

@@ -239,3 +239,17 @@ def test_resume_covers_mode_and_the_tokenizer_files(tiny_qwen2, fixture_data, tm
         evaluate_model(str(folder), **kw)
     (folder / "generation_config.json").write_text("{}")
     assert evaluate_model(str(folder), overwrite=True, **kw)[0]["timing"]["items_scored"] == 2
+
+
+def test_cli_runs_ppl_and_generate_on_the_smoke_model(fixture_data, tmp_path, capsys):
+    base = ["eval", "--model", "tiny-random", "--data", str(fixture_data), "--tasks", "cloze", "--limit", "2",
+            "--shots", "0", "--output", str(tmp_path), "--no-progress"]
+    assert cli.main([*base, "--mode", "ppl"]) == 0
+    assert cli.main([*base, "--mode", "generate", "--max-new-tokens", "3", "--log-samples"]) == 0
+    out = capsys.readouterr().out
+    assert "ppl" in out and "generate" in out
+    ppl = json.loads((tmp_path / "tiny-random-ppl" / "results_0shot.json").read_text())
+    gen = json.loads((tmp_path / "tiny-random-generate" / "results_0shot.json").read_text())
+    assert ppl["setting"]["mode"] == "ppl" and ppl["model"]["smoke_model"] is True
+    assert gen["setting"]["max_new_tokens"] == 3 and gen["tasks"]["cloze"]["total"] == 2
+    assert all("response" in r and "prompt" in r for r in read_jsonl(gen["predictions_file"]))

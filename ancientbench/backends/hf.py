@@ -124,9 +124,12 @@ class HFBackend(Backend):
     def fingerprint(self) -> dict:
         info = self.info()
         tok_sha = tokenizer_files_sha256(self.folder) if self.folder is not None else None
-        if tok_sha is None:
-            backend_tok = getattr(self.tokenizer, "backend_tokenizer", None)
-            tok_sha = _sha(backend_tok.to_str()) if backend_tok is not None else None
+        if tok_sha is None:  # a tokenizer in memory: hash its serialisation (once; it is not changed in a run)
+            key = id(self.tokenizer)
+            if getattr(self, "_tok_sha", (None, None))[0] != key:
+                backend_tok = getattr(self.tokenizer, "backend_tokenizer", None)
+                self._tok_sha = (key, _sha(backend_tok.to_str()) if backend_tok is not None else None)
+            tok_sha = self._tok_sha[1]
         return {
             "name_or_path": info["name_or_path"], "revision": info.get("revision"),
             "weights_sha256": info.get("weights_sha256"), "dtype": info.get("dtype"),

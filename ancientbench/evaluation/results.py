@@ -22,7 +22,7 @@ def package_versions() -> dict[str, str | None]:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             if name == "ancientbench":
-                from . import __version__
+                from .. import __version__
 
                 out[name] = __version__
             elif name != "torch_npu":

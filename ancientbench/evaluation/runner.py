@@ -161,10 +161,12 @@ def score_task(
 
     error_records = []
     for i, n in too_long.items():
-        what = f"with {settings.max_new_tokens} new tokens " if mode == "generate" else ""
-        records[i] = error(i, f"question alone is {n} tokens {what}- longer than the model's context of {limit}"
-                           if what else f"question alone is {n} tokens, longer than the model's context of {limit}",
-                           "context_length")
+        if mode == "generate":
+            message = (f"question alone needs {n} tokens with the {settings.max_new_tokens} new tokens of the answer, "
+                       f"more than the model's context of {limit}")
+        else:
+            message = f"question alone is {n} tokens, longer than the model's context of {limit}"
+        records[i] = error(i, message, "context_length")
         error_records.append(records[i])
     if error_records and on_batch is not None:
         on_batch(error_records)
@@ -510,6 +512,8 @@ def evaluate_model(
         )
         be, owned = load_backend(backend, config), True
         if tokenizer is not None:
+            if not hasattr(be, "use_tokenizer"):
+                raise EvaluationError(f"backend {backend!r} cannot score with a tokenizer passed in")
             be.use_tokenizer(tokenizer)
     else:
         if backend != "hf":
