@@ -325,3 +325,16 @@ def run(args: argparse.Namespace) -> int:
               "finished cells are kept.", file=sys.stderr)
         return 1
     return 0
+
+
+if __name__ == "__main__":  # python -m ancientbench.suites SUITE.yaml, until `run` is in cli.COMMANDS
+    _parser = argparse.ArgumentParser(prog="ancientbench run", description=__doc__.strip().splitlines()[0])
+    add_arguments(_parser)
+    _args = _parser.parse_args()
+    try:
+        sys.exit(run(_args))
+    except AncientBenchError as _err:
+        if os.environ.get("ANCIENTBENCH_DEBUG"):
+            raise
+        print(f"error: {_err}", file=sys.stderr)
+        sys.exit(2)
