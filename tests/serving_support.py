@@ -108,6 +108,18 @@ def model_scorer(folder: str | Path) -> Callable[[str, bool], Candidates]:
         order = torch.argsort(logprobs, descending=True).tolist()
         return [(tok.decode([i]), float(logprobs[i])) for i in order]
 
+    def echo(text: str) -> tuple[list[str], list[int], list[float | None]]:
+        """The prompt's tokens as a server echoes them: texts, character offsets, log-probabilities (the
+        first token has none)."""
+        enc = tok(text, return_offsets_mapping=True)
+        ids = enc.input_ids
+        with lock, torch.no_grad():
+            logp = model(torch.tensor([ids])).logits[0].float().log_softmax(-1)
+        values = [None] + [float(logp[k - 1, ids[k]]) for k in range(1, len(ids))]
+        texts = [text[a:b] for a, b in enc.offset_mapping]
+        return texts, [a for a, _ in enc.offset_mapping], values
+
+    scorer.echo = echo
     return scorer
 
 
@@ -164,6 +176,8 @@ class StubServer:
             return {"id": "cmpl-stub", "object": "text_completion", "created": created, "model": self.model,
                     "choices": [{"index": 0, "text": content, "logprobs": None, "finish_reason": "stop",
                                  "stop_reason": None}], "usage": usage}
+        if body.get("echo"):
+            return self.echo_completion(body, created)
         candidates = self.scorer(text, chat)
         token, logprob = candidates[0]  # greedy: the sampled token is the best one
         usage = {"prompt_tokens": len(text), "completion_tokens": 1, "total_tokens": len(text) + 1}
@@ -187,6 +201,23 @@ class StubServer:
         return {"id": "cmpl-stub", "object": "text_completion", "created": created, "model": self.model,
                 "choices": [{"index": 0, "text": token, "logprobs": logprobs, "finish_reason": "length",
                              "stop_reason": None, "prompt_logprobs": None}], "usage": usage}
+
+    def echo_completion(self, body: dict, created: int) -> dict:
+        """``/v1/completions`` with ``echo``: per prompt, its tokens with log-probabilities, then one generated
+        token, as vLLM answers lm-eval's loglikelihood requests."""
+        prompts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
+        choices = []
+        for i, text in enumerate(prompts):
+            tokens, offsets, values = self.scorer.echo(text)
+            nxt, nxt_lp = self.scorer(text, False)[0]
+            tokens, offsets, values = tokens + [nxt], offsets + [len(text)], values + [nxt_lp]
+            top = [None] + [{t: v} for t, v in zip(tokens[1:], values[1:])]
+            choices.append({"index": i, "text": text + nxt, "finish_reason": "length", "stop_reason": None,
+                            "logprobs": {"text_offset": offsets, "token_logprobs": values, "tokens": tokens,
+                                         "top_logprobs": top} if self.logprobs else None,
+                            "prompt_logprobs": None})
+        return {"id": "cmpl-stub", "object": "text_completion", "created": created, "model": self.model,
+                "choices": choices, "usage": {"prompt_tokens": 0, "completion_tokens": len(prompts), "total_tokens": 0}}
 
     def _handler(self):
         stub = self

@@ -15,7 +15,8 @@ from serving_support import StubServer, TransformersServe, model_scorer  # noqa:
 from support import FIXTURE_CHARS  # noqa: E402
 
 from ancientbench.backends import (  # noqa: E402
-    BackendConfig, BackendError, GenerateRequest, LetterRequest, Prompt, UnsupportedModeError, load_backend,
+    BackendConfig, BackendError, GenerateRequest, LetterRequest, LoglikelihoodRequest, Prompt, UnsupportedModeError,
+    load_backend,
 )
 from ancientbench.backends.openai import letters_from_top  # noqa: E402
 
@@ -219,3 +220,39 @@ def test_transformers_serve_has_no_logprobs(served):
     with pytest.raises(UnsupportedModeError, match="no log-probabilities"):
         backend.letter_logprobs([LetterRequest(_prompts(1)[0], LETTERS)])
     assert math.isfinite(backend.config.timeout)
+
+
+def _fake_scorer(echo):
+    def scorer(text, chat):
+        return [("A", -0.1)]
+
+    scorer.echo = echo
+    return scorer
+
+
+def test_ppl_sums_the_option_tokens_after_the_prompt():
+    def echo(text):  # one token per character, log-probability -(position)
+        return list(text), list(range(len(text))), [None] + [-float(k) for k in range(1, len(text))]
+
+    with StubServer("m", _fake_scorer(echo)) as server:
+        backend = _backend(server)
+        [r] = backend.loglikelihoods([LoglikelihoodRequest(Prompt("題目：", "答案是："), ("甲", "乙丙", "丁", "戊"))])
+        n = len("題目：答案是：")
+        assert r.logprobs == [-n, -n - (n + 1), -n, -n] and r.n_tokens == [1, 2, 1, 1]
+
+
+def test_ppl_refuses_what_it_cannot_split_or_send():
+    def merged(text):  # the prompt's last character and the option's first come back as one token
+        cut = text.index("：") + 1
+        return ([text[:cut - 1], text[cut - 1:cut + 1], text[cut + 1:]], [0, cut - 1, cut + 1], [None, -1.0, -2.0])
+
+    with StubServer("m", _fake_scorer(merged)) as server:
+        backend = _backend(server)
+        [r] = backend.loglikelihoods([LoglikelihoodRequest(Prompt("", "答案是："), ("甲乙", "丙丁", "戊己", "庚辛"))])
+        assert r.logprobs is None and "merges with the prompt" in r.error
+        assert backend.stats()["ppl_boundary_merged"] == 1
+        with pytest.raises(UnsupportedModeError, match="drop --chat"):
+            backend.loglikelihoods([LoglikelihoodRequest(Prompt("", "q", chat=True), ("a", "b", "c", "d"))])
+    with StubServer("m", _fake_scorer(merged), logprobs=False) as server:
+        with pytest.raises(UnsupportedModeError, match="echoed no prompt log-probabilities"):
+            _backend(server).loglikelihoods([LoglikelihoodRequest(Prompt("", "q："), ("a", "b", "c", "d"))])

@@ -145,6 +145,27 @@ def test_letters_missing_from_a_short_top_list_are_recorded(tiny_folder, fixture
     assert all(r["pred"] is None and r["error_type"] == "missing_letters" for r in records)
 
 
+def test_ppl_mode_over_the_api_agrees_with_hf_in_process(tiny_folder, fixture_data, tmp_path):
+    """Option likelihoods from echoed prompt log-probabilities (as vLLM answers lm-eval's local-completions)
+    equal the hf backend's: same predictions by both decisions, sums within 1e-4, same token counts."""
+    with StubServer(str(tiny_folder), model_scorer(tiny_folder)) as server:
+        assert main(["eval", "--backend", "openai", "--base-url", server.base_url, "--model", str(tiny_folder),
+                     "--mode", "ppl", "--data", str(fixture_data), "--shots", "0", "5",
+                     "--output", str(tmp_path / "api"), "--no-progress"]) == 0
+        assert all(b.get("echo") and isinstance(b["prompt"], list) and len(b["prompt"]) == 4
+                   for b in server.requests)
+    assert main(["eval", "--model", str(tiny_folder), "--mode", "ppl", "--data", str(fixture_data), "--shots", "0",
+                 "5", "--device", "cpu", "--dtype", "float32", "--output", str(tmp_path / "hf"), "--no-progress"]) == 0
+    api_dir, hf_dir = _only_dir(tmp_path / "api"), _only_dir(tmp_path / "hf")
+    for shots in (0, 5):
+        api, hf = _records(api_dir, shots), _records(hf_dir, shots)
+        assert len(api) == 35 and not any(r.get("error") for r in api)
+        assert [(r["pred"], r["pred_sum"]) for r in api] == [(r["pred"], r["pred_sum"]) for r in hf]
+        for a, h in zip(api, hf):
+            assert a["option_logprobs"] == pytest.approx(h["option_logprobs"], abs=1e-4)
+            assert a["option_tokens"] == h["option_tokens"]
+
+
 def test_letter_mode_through_a_server_without_logprobs_is_one_error(served, fixture_data, tmp_path, capsys):
     rc = main(["eval", "--backend", "openai", "--base-url", served.base_url, "--model", served.model,
                "--data", str(fixture_data), "--shots", "0", "--limit", "1", "--output", str(tmp_path), "--no-progress"])

@@ -10,6 +10,12 @@ Modes (see :mod:`ancientbench.backends.base`):
   :meth:`OpenAIBackend.stats`. A server that returns no log-probabilities at all (``transformers serve``,
   many hosted chat APIs) stops the run with :class:`~ancientbench.backends.base.UnsupportedModeError`:
   use ``--mode generate`` there.
+- ``ppl``: one ``/v1/completions`` request per item with the four ``prompt + option`` texts, ``echo=True``,
+  ``logprobs=1``, ``max_tokens=1`` (as lm-evaluation-harness's ``local-completions``); an option's
+  log-likelihood is the sum of the echoed log-probabilities of the tokens that start at or after the end of
+  the prompt (``text_offset``). Servers that echo prompt log-probabilities (vLLM, SGLang) support it; an
+  option whose first token merges with the prompt's last character cannot be split, and the item becomes an
+  error record (counted as ``ppl_boundary_merged``). Plain prompts only (a chat endpoint echoes nothing).
 - ``generate``: greedy (``temperature=0``) completion within ``max_new_tokens``; a reasoning field
   (``reasoning_content`` / ``reasoning``, as vLLM's reasoning parsers return) is put back in front of the
   answer as ``<think>...</think>`` so the extractor sees what the model wrote and strips it.
@@ -46,6 +52,8 @@ from .base import (
     GenerateResult,
     LetterRequest,
     LetterResult,
+    LoglikelihoodRequest,
+    LoglikelihoodResult,
     OnDone,
     Prompt,
     UnsupportedModeError,
@@ -107,7 +115,7 @@ class OpenAIBackend(Backend):
     """A model behind an OpenAI-compatible HTTP API (module doc: modes, retries, options)."""
 
     name = "openai"
-    modes = ("letter", "generate")
+    modes = ("letter", "ppl", "generate")
 
     def __init__(self, config: BackendConfig, client, served: dict | None, options: dict[str, Any]):
         self.config = config
@@ -304,6 +312,47 @@ class OpenAIBackend(Backend):
             self._counts["items_without_letters"] += missing == len(logprobs)
         return LetterResult(logprobs)
 
+    def _one_loglikelihood(self, req: LoglikelihoodRequest) -> LoglikelihoodResult:
+        if req.prompt.chat:
+            raise UnsupportedModeError("--mode ppl over an API needs plain prompts (/v1/completions echoes the "
+                                       "prompt's log-probabilities; a chat endpoint does not): drop --chat")
+        context = req.prompt.text
+        texts = [context + c for c in req.continuations]
+        resp, error = self._call(lambda: self.client.completions.create(
+            model=self.config.model, prompt=texts, echo=True, logprobs=1, **self._sampling(1)))
+        if error is not None:
+            return LoglikelihoodResult(None, error=error)
+        choices = sorted(resp.choices, key=lambda c: c.index)
+        if len(choices) != len(texts):
+            raise BackendError(f"the server answered {len(choices)} choices for {len(texts)} prompts")
+        sums: list[float] = []
+        counts: list[int | None] = []
+        for choice, text in zip(choices, texts):
+            lp = choice.logprobs
+            if lp is None or not lp.text_offset or not lp.token_logprobs:
+                raise NoLogprobsError(
+                    f"the server at {self.config.base_url or 'the OpenAI API'} echoed no prompt log-probabilities "
+                    f"for {self.config.model!r}, so --mode ppl cannot be scored through it; use --mode generate")
+            total, n = 0.0, 0
+            for tok, off, value in zip(lp.tokens, lp.text_offset, lp.token_logprobs):
+                if off >= len(text):  # the generated token (max_tokens=1), not part of the option
+                    break
+                if off < len(context) < off + len(tok):
+                    with self._lock:
+                        self._counts["ppl_boundary_merged"] += 1
+                    return LoglikelihoodResult(None, error=f"the option text merges with the prompt's last "
+                                                           f"token {tok!r}; its log-likelihood cannot be split off")
+                if off >= len(context):
+                    if value is None:
+                        raise BackendError("the server echoed a token without a log-probability inside an option")
+                    total += float(value)
+                    n += 1
+            if n == 0:
+                return LoglikelihoodResult(None, error="an option has no tokens of its own in the server's echo")
+            sums.append(total)
+            counts.append(n)
+        return LoglikelihoodResult(sums, n_tokens=counts)
+
     def _one_generate(self, req: GenerateRequest) -> GenerateResult:
         if req.prompt.chat:
             resp, error = self._call(lambda: self.client.chat.completions.create(
@@ -372,6 +421,10 @@ class OpenAIBackend(Backend):
 
     def letter_logprobs(self, requests: Sequence[LetterRequest], on_done: OnDone | None = None) -> list[LetterResult]:
         return self._run(self._one_letter, requests, on_done)
+
+    def loglikelihoods(self, requests: Sequence[LoglikelihoodRequest],
+                       on_done: OnDone | None = None) -> list[LoglikelihoodResult]:
+        return self._run(self._one_loglikelihood, requests, on_done)
 
     def generate(self, requests: Sequence[GenerateRequest], on_done: OnDone | None = None) -> list[GenerateResult]:
         return self._run(self._one_generate, requests, on_done)
