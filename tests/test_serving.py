@@ -116,6 +116,22 @@ def test_letter_mode_over_the_api_agrees_with_hf_in_process(tiny_folder, fixture
         assert ra["average"] == rh["average"]
 
 
+def test_context_fitting_with_a_local_tokenizer_matches_hf(tiny_folder, fixture_data, tmp_path):
+    """With --tokenizer the openai backend counts prompt tokens as the server will, so a short --max-length
+    drops the same exemplars as the hf backend does and the predictions stay equal."""
+    limit = ["--max-length", "160", "--data", str(fixture_data), "--shots", "5", "--no-progress"]
+    with StubServer(str(tiny_folder), model_scorer(tiny_folder)) as server:
+        assert main(["eval", "--backend", "openai", "--base-url", server.base_url, "--model", str(tiny_folder),
+                     "--tokenizer", str(tiny_folder), "--backend-option", "top_logprobs=2000",
+                     "--output", str(tmp_path / "api"), *limit]) == 0
+    assert main(["eval", "--model", str(tiny_folder), "--device", "cpu", "--dtype", "float32",
+                 "--output", str(tmp_path / "hf"), *limit]) == 0
+    api, hf = _records(_only_dir(tmp_path / "api"), 5), _records(_only_dir(tmp_path / "hf"), 5)
+    assert [r["shots_used"] for r in api] == [r["shots_used"] for r in hf]
+    assert min(r["shots_used"] for r in hf) < 5  # the limit did drop exemplars
+    assert [(r["pred"], r.get("error_type")) for r in api] == [(r["pred"], r.get("error_type")) for r in hf]
+
+
 def test_letters_missing_from_a_short_top_list_are_recorded(tiny_folder, fixture_data, tmp_path):
     """With the top 50 of a 1,200-token vocabulary every item lists some letters but not all (measured ranks
     of A-D here: best 14-43, worst 449-582). Missing ones are null and named per item; the prediction is the
