@@ -112,7 +112,8 @@ def main(argv=None) -> int:
     p.add_argument("--base-url", default=None, help="an OpenAI-compatible server already running (default: start transformers serve)")
     p.add_argument("--model", default=None, help="served model name (default: the tiny-random folder)")
     p.add_argument("--api-key-env", default=None, help="variable holding the key (default OPENAI_API_KEY; none needed locally)")
-    p.add_argument("--mode", choices=["generate", "letter"], default="generate")
+    p.add_argument("--mode", choices=["generate", "letter", "ppl"], default="generate",
+                   help="letter and ppl need a server that returns log-probabilities (vLLM, SGLang)")
     p.add_argument("--max-new-tokens", type=int, default=16)
     p.add_argument("--questions", type=int, default=60, help="test questions, spread evenly over the tasks (default 60)")
     p.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 8], help="requests in flight (default 1 4 8)")

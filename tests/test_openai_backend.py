@@ -119,7 +119,7 @@ def test_retries_exhausted_stop_the_run_but_keep_what_was_done(tiny_folder, scor
             return original(body)
 
         server.completion = completion
-        with pytest.raises(BackendError, match="HTTP 503"):
+        with pytest.raises(BackendError, match="failed after 1 retries: HTTP 503: stub error 503$"):
             backend.letter_logprobs([LetterRequest(p, LETTERS) for p in _prompts(3)],
                                     on_done=lambda idx, res: done.update(zip(idx, res)))
         assert list(done) == [0] and done[0].logprobs is not None
@@ -129,7 +129,7 @@ def test_invalid_request_is_an_item_error(tiny_folder, scorer):
     with StubServer(str(tiny_folder), scorer, fail_first=[400]) as server:
         backend = _backend(server, concurrency=1)
         results = backend.letter_logprobs([LetterRequest(p, LETTERS) for p in _prompts(2)])
-        assert results[0].logprobs is None and results[0].error.startswith("HTTP 400")
+        assert results[0].logprobs is None and results[0].error == "HTTP 400: stub error 400"
         assert results[1].error is None
 
 
@@ -256,3 +256,19 @@ def test_ppl_refuses_what_it_cannot_split_or_send():
     with StubServer("m", _fake_scorer(merged), logprobs=False) as server:
         with pytest.raises(UnsupportedModeError, match="echoed no prompt log-probabilities"):
             _backend(server).loglikelihoods([LoglikelihoodRequest(Prompt("", "q："), ("a", "b", "c", "d"))])
+
+
+def test_a_refusing_model_list_is_a_clear_error(tiny_folder, scorer):
+    with StubServer(str(tiny_folder), scorer) as server:
+        handler = server.server.RequestHandlerClass
+        original = handler.do_GET
+
+        def do_get(self):
+            self._send(403, {"error": {"message": "forbidden here", "type": "permission"}})
+
+        handler.do_GET = do_get
+        try:
+            with pytest.raises(BackendError, match="refused the model list: HTTP 403: forbidden here$"):
+                _backend(server)
+        finally:
+            handler.do_GET = original

@@ -102,6 +102,13 @@ def _chat_candidates(choice) -> list[tuple[str, float]] | None:
     return [(t.token, t.logprob) for t in (first.top_logprobs or [])] + [(first.token, first.logprob)]
 
 
+def _status_text(err) -> str:
+    """``HTTP <status>: <the server's message>`` of an ``openai.APIStatusError``."""
+    body = getattr(err, "body", None)
+    message = body.get("message") if isinstance(body, dict) else None
+    return f"HTTP {err.status_code}: {message or err.message}"
+
+
 def _reasoning(message) -> str | None:
     extra = getattr(message, "model_extra", None) or {}
     for key in ("reasoning_content", "reasoning"):
@@ -202,6 +209,8 @@ class OpenAIBackend(Backend):
             raise BackendError(f"the server at {where} refused the API key: {err}") from err
         except (openai.NotFoundError, openai.UnprocessableEntityError):
             return None  # no /v1/models on this server: the first request will tell
+        except openai.APIStatusError as err:
+            raise BackendError(f"the server at {where} refused the model list: {_status_text(err)}") from err
         ids = [m.id for m in models]
         for m in models:
             if m.id == config.model:
@@ -280,9 +289,9 @@ class OpenAIBackend(Backend):
             return fn(), None
         except openai.APIStatusError as err:
             if err.status_code in INVALID_REQUEST:
-                return None, f"HTTP {err.status_code}: {err.message}"
+                return None, _status_text(err)
             raise BackendError(f"request to {self.config.base_url or 'the OpenAI API'} failed after "
-                               f"{self.config.max_retries} retries: HTTP {err.status_code}: {err.message}") from err
+                               f"{self.config.max_retries} retries: {_status_text(err)}") from err
         except openai.APIConnectionError as err:  # includes timeouts
             raise BackendError(f"request to {self.config.base_url or 'the OpenAI API'} failed after "
                                f"{self.config.max_retries} retries: {err}") from err
