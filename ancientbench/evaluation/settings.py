@@ -11,11 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..backends.base import MODES
+from ..errors import AncientBenchError
 from ..prompts import letter_prefix, template_info
 
 DEFAULT_MAX_NEW_TOKENS = 1024  # generate mode; reasoning models need more (--max-new-tokens 8192)
 # backends whose letter/ppl predictions equal the hf backend's share its folder names
 IN_PROCESS_HF = ("hf", "tiny-random")
+
+
+class SettingsError(AncientBenchError, ValueError):
+    """A setting value that does not exist (mode, shots, answer budget)."""
 
 
 @dataclass(frozen=True)
@@ -29,14 +34,12 @@ class Settings:
     circular: bool = False
 
     def __post_init__(self):
-        from ..backends.base import BackendError
-
         if self.mode not in MODES:
-            raise BackendError(f"--mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+            raise SettingsError(f"--mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         if self.shots < 0:
-            raise BackendError(f"shots must be >= 0, got {self.shots}")
+            raise SettingsError(f"shots must be >= 0, got {self.shots}")
         if self.max_new_tokens < 1:
-            raise BackendError(f"--max-new-tokens must be >= 1, got {self.max_new_tokens}")
+            raise SettingsError(f"--max-new-tokens must be >= 1, got {self.max_new_tokens}")
         letter_prefix(self.letter_style)  # validates the name
         if self.mode == "generate" and not self.chat:
             object.__setattr__(self, "chat", True)  # generate mode always answers as a chat turn
