@@ -272,3 +272,11 @@ def test_a_refusing_model_list_is_a_clear_error(tiny_folder, scorer):
                 _backend(server)
         finally:
             handler.do_GET = original
+
+
+def test_a_refused_request_is_not_reported_as_retried(tiny_folder, scorer):
+    with StubServer(str(tiny_folder), scorer, fail_first=[404]) as server:
+        backend = _backend(server, max_retries=3)
+        with pytest.raises(BackendError, match=r"refused: HTTP 404: stub error 404 \(is this endpoint served.*--chat\)"):
+            backend.letter_logprobs([LetterRequest(_prompts(1)[0], LETTERS)])
+        assert len(server.requests) == 1  # not retried

@@ -62,7 +62,8 @@ from .base import (
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_TOP_LOGPROBS = 20  # the OpenAI chat API's maximum; vLLM's default --max-logprobs is 20 too
 OPTIONS = ("top_logprobs", "temperature", "max_tokens_param")
-INVALID_REQUEST = (400, 413, 422)  # the server refuses this item (too long, bad content): the item is wrong
+INVALID_REQUEST = (400, 413, 422)
+RETRIED = (408, 409, 429)  # and 5xx: the statuses the openai client retries with backoff  # the server refuses this item (too long, bad content): the item is wrong
 
 
 class NoLogprobsError(UnsupportedModeError):
@@ -288,10 +289,15 @@ class OpenAIBackend(Backend):
         try:
             return fn(), None
         except openai.APIStatusError as err:
+            where = self.config.base_url or "the OpenAI API"
             if err.status_code in INVALID_REQUEST:
                 return None, _status_text(err)
-            raise BackendError(f"request to {self.config.base_url or 'the OpenAI API'} failed after "
-                               f"{self.config.max_retries} retries: {_status_text(err)}") from err
+            if err.status_code in RETRIED or err.status_code >= 500:
+                raise BackendError(f"request to {where} failed after {self.config.max_retries} retries: "
+                                   f"{_status_text(err)}") from err
+            hint = (" (is this endpoint served for this model? a chat-only model needs --chat)"
+                    if err.status_code == 404 else "")
+            raise BackendError(f"request to {where} refused: {_status_text(err)}{hint}") from err
         except openai.APIConnectionError as err:  # includes timeouts
             raise BackendError(f"request to {self.config.base_url or 'the OpenAI API'} failed after "
                                f"{self.config.max_retries} retries: {err}") from err
