@@ -67,7 +67,7 @@ def test_example_suite_for_the_paper_loads():
     assert {c.shots for c in suite.cells} == {0, 5} and len(suite.cells) == 24
 
 
-def test_tiny_random_suite_runs_resumes_and_reports(tmp_path, fixture_data, monkeypatch):
+def test_tiny_random_suite_runs_resumes_and_reports(tmp_path, fixture_data, monkeypatch, capsys):
     """Two cells (tiny-random, 0- and 5-shot) -> Table 2 and Table 3 of one report, figures equal to the cells'
     own results files; a rerun skips both cells without scoring; a changed option re-enters its cells only."""
     out = tmp_path / "results"
@@ -95,6 +95,11 @@ def test_tiny_random_suite_runs_resumes_and_reports(tmp_path, fixture_data, monk
         assert f"{100 * r['average']:.1f}" in md
     state = json.loads((out / "suite_state.json").read_text())
     assert set(state) == set(cells)
+
+    capsys.readouterr()
+    assert suites.run(suites_args(path, list="")) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "tiny-random | hf | letter | 0-shot: done", "tiny-random | hf | letter | 5-shot: done"]
 
     # rerun: both cells are done; nothing is scored (evaluate_model must not be called)
     import ancientbench.evaluation as evaluation
@@ -137,7 +142,8 @@ def suites_args(path, **kw):
 
     parser = argparse.ArgumentParser()
     suites.add_arguments(parser)
-    return parser.parse_args([str(path), "--no-progress", *[a for k, v in kw.items() for a in (f"--{k}", v)]])
+    flags = [a for k, v in kw.items() for a in ((f"--{k}", v) if v else (f"--{k}",))]
+    return parser.parse_args([str(path), "--no-progress", *flags])
 
 
 def test_suite_over_two_backends_one_report(tmp_path, fixture_data):
