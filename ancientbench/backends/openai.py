@@ -21,8 +21,9 @@ Modes (see :mod:`ancientbench.backends.base`):
   answer as ``<think>...</think>`` so the extractor sees what the model wrote and strips it.
 
 Requests run on ``concurrency`` threads; each result is handed to ``on_done`` as it arrives so the
-evaluation layer appends it to the predictions file at once (an interrupted or failed run loses at most the
-requests in flight). Retries with exponential backoff on 408/409/429/5xx and connection errors, honouring
+evaluation layer appends it to the predictions file at once (on Ctrl-C or an error nothing new is sent and
+the requests in flight are awaited and kept, so nothing answered is lost). Counts in :meth:`stats` run from
+the moment the backend is loaded (over all settings of one command). Retries with exponential backoff on 408/409/429/5xx and connection errors, honouring
 ``Retry-After``, are the ``openai`` client's own (``max_retries``, ``timeout``); the responses seen per status
 are counted through an ``httpx`` event hook. A request the server rejects as invalid (400/413/422, e.g. a
 prompt over its context) becomes an error record for that item; any other failure (bad key, unknown model,
