@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "build": ("ancientbench.builders", "build task configs from the installed open sources"),
     "audit": ("ancientbench.audit", "item counts, answer balance, trivial-strategy accuracy, agreement figures"),
     "eval": ("ancientbench.evaluation", "score a causal LM on the tasks, zero-shot and few-shot"),
+    "run": ("ancientbench.suites", "run a suite file (models x backends x modes x shots) and write one combined report"),
     "report": ("ancientbench.report", "paper-style tables and plots from results files"),
     "compare": ("ancientbench.compare", "paired comparison of two results on the same items"),
     "human": ("ancientbench.human", "serve a local quiz page to measure a human baseline"),
