@@ -387,9 +387,9 @@ def source_label(corpus, sentence) -> str:
     return f"《古文觀止·{title}》"
 
 
-def choose_distractors(item_key: str, word_entry: dict, sense_id: str, seed: int) -> tuple[str, str, str] | None:
-    """Three other senses of the word (at most one modern), seeded per item, none leaving the answer the
-    odd one out by length; None when every choice gives the answer away."""
+def distractor_triples(item_key: str, word_entry: dict, sense_id: str, seed: int) -> list[tuple[str, str, str]]:
+    """Every admissible set of three other senses of the word, seeded per item: one modern sense where the
+    word has one (古今異義), else classical senses only; none leaving the answer the odd one out by length."""
     from .curated import length_giveaway
 
     senses = word_entry["senses"]
@@ -399,25 +399,24 @@ def choose_distractors(item_key: str, word_entry: dict, sense_id: str, seed: int
     modern = [s["gloss"] for s in senses if s["modern"]]
     rng.shuffle(classical)
     rng.shuffle(modern)
-    triples = []
-    for m in range(0, 2):  # prefer one modern sense (古今異義), else none
-        k = min(1, len(modern)) if m == 0 else 0
-        pool = classical
-        for combo in combinations(pool, 3 - k):
-            triples.append((*modern[:k], *combo))
-    if len(classical) + len(modern) >= 3 and len(classical) < 2:
-        triples += [tuple((classical + modern)[:3])]
-    for t in triples:
-        if len(t) == 3 and not length_giveaway(answer, list(t)):
-            return tuple(t)
-    return None
+    k = min(1, len(modern)) if len(classical) >= 2 else min(len(modern), 3 - len(classical))
+    triples = [(*modern[:k], *combo) for combo in combinations(classical, 3 - k)]
+    return [t for t in triples if not length_giveaway(answer, list(t))]
+
+
+def choose_distractors(item_key: str, word_entry: dict, sense_id: str, seed: int) -> tuple[str, str, str] | None:
+    """The first admissible triple (:func:`distractor_triples`), or None when every choice gives the answer away."""
+    triples = distractor_triples(item_key, word_entry, sense_id, seed)
+    return triples[0] if triples else None
 
 
 def context_candidates(ctx, seed: int, directory=None):
     """(candidates, dropped, considered) of the in-context subset; DataError when a context is not in the source."""
+    from ..audit import AUDIT_STRATEGIES, corpus_frequencies
+    from ..schema import DataError
     from .classics import load_corpus
     from .curated import SOURCE
-    from ..schema import DataError
+    from .debias import pick_balanced
 
     senses = load_senses(directory)
     items = load_items(senses, directory)
@@ -425,7 +424,7 @@ def context_candidates(ctx, seed: int, directory=None):
     path = (directory or _curated_dir()) / ITEMS_FILE
     dropped: Counter = Counter()
     per_sense: Counter = Counter()
-    cands = []
+    staged, cands = [], []
     for n, it in items:
         s = locate(corpus, it["book"], it["chapter"], it["context"])
         if s is None:
@@ -435,19 +434,26 @@ def context_candidates(ctx, seed: int, directory=None):
         if per_sense[(word, it["sense"])] >= MAX_PER_SENSE:
             dropped[f"more than {MAX_PER_SENSE} items of one sense of a word"] += 1
             continue
-        triple = choose_distractors(it["key"], entry, it["sense"], seed)
-        if triple is None:
+        triples = distractor_triples(it["key"], entry, it["sense"], seed)[:MAX_ALTERNATIVES]
+        if not triples:
             dropped["answer stands out by length whatever the distractors"] += 1
             continue
         per_sense[(word, it["sense"])] += 1
         answer = next(x["gloss"] for x in entry["senses"] if x["id"] == it["sense"])
+        staged.append((it, s, entry, answer, triples))
+    # among the admissible triples, the one that keeps every audit strategy (option similarity too) near chance
+    questions = [f"{source_label(corpus, s)}「{it['context']}」中「{it['word']}」一詞的意思是？" for it, s, *_ in staged]
+    picks = pick_balanced([(q, a, t) for q, (_, _, _, a, t) in zip(questions, staged)], corpus_frequencies(ctx.sources_dir),
+                          prefer_first=0.02, strategies=AUDIT_STRATEGIES)
+    for q, (it, s, entry, answer, triples), k in zip(questions, staged, picks):
+        word, triple = it["word"], triples[k]
         modern = [g for g in triple if any(x["gloss"] == g and x["modern"] for x in entry["senses"])]
         note = f"（其中「{modern[0]}」是今義）" if modern else ""
         pair = f"；與 excdoc_word「{entry['pair']}」同詞" if entry["pair"] else ""
         cands.append(
             Candidate(
                 key=it["key"],
-                question=f"{source_label(corpus, s)}「{it['context']}」中「{word}」一詞的意思是？",
+                question=q,
                 answer=answer,
                 distractors=triple,
                 source=f"{SOURCE_LABEL_CP}; {SOURCE} sense annotation",
