@@ -264,7 +264,7 @@ CONTEXT_BOOKS = ("mengzi", "daxue", "zhongyong", "guwenguanzhi")
 CONTEXT_DEV_KEYS = ("fa.mengzi.3.40.10","zuo.guwenguanzhi.192.3.1","jia.mengzi.9.40.2")
 MIXED_DEV_KEYS = (*CONTEXT_DEV_KEYS, "忠", "選")
 # At most this many items share one (word, sense) key, so no one sense of a word dominates its items.
-MAX_PER_SENSE = 8
+MAX_PER_SENSE = 4
 
 
 def _curated_dir():
@@ -431,14 +431,15 @@ def context_candidates(ctx, seed: int, directory=None):
             raise DataError(path, n, "context", f"not found verbatim in {it['book']}·{it['chapter']} of {SOURCE_LABEL_CP}")
         word = it["word"]
         entry = senses[word]
-        if per_sense[(word, it["sense"])] >= MAX_PER_SENSE:
+        scored = it["key"] not in CONTEXT_DEV_KEYS  # the dev exemplars are not scored, so not capped
+        if scored and per_sense[(word, it["sense"])] >= MAX_PER_SENSE:
             dropped[f"more than {MAX_PER_SENSE} items of one sense of a word"] += 1
             continue
         triples = distractor_triples(it["key"], entry, it["sense"], seed)[:MAX_ALTERNATIVES]
         if not triples:
             dropped["answer stands out by length whatever the distractors"] += 1
             continue
-        per_sense[(word, it["sense"])] += 1
+        per_sense[(word, it["sense"])] += scored
         answer = next(x["gloss"] for x in entry["senses"] if x["id"] == it["sense"])
         staged.append((it, s, entry, answer, triples))
     # among the admissible triples, the one that keeps every audit strategy (option similarity too) near chance
