@@ -445,7 +445,7 @@ def context_candidates(ctx, seed: int, directory=None):
     # among the admissible triples, the one that keeps every audit strategy (option similarity too) near chance
     questions = [f"{source_label(corpus, s)}「{it['context']}」中「{it['word']}」一詞的意思是？" for it, s, *_ in staged]
     picks = pick_balanced([(q, a, t) for q, (_, _, _, a, t) in zip(questions, staged)], corpus_frequencies(ctx.sources_dir),
-                          prefer_first=0.02, strategies=AUDIT_STRATEGIES)
+                          prefer_first=0.02, strategies=AUDIT_STRATEGIES, extra=sense_strategies(staged, questions))
     for q, (it, s, entry, answer, triples), k in zip(questions, staged, picks):
         word, triple = it["word"], triples[k]
         modern = [g for g in triple if any(x["gloss"] == g and x["modern"] for x in entry["senses"])]
@@ -464,6 +464,24 @@ def context_candidates(ctx, seed: int, directory=None):
             )
         )
     return cands, dropped, len(items)
+
+
+def sense_strategies(staged, questions) -> dict:
+    """Options-only guesses an examinee who recognises the word could make, balanced like the audit's:
+    the sense most often meant in the items of that word, and the sense listed first (the commonest)."""
+    word_of = {q: entry for q, (_, _, entry, _, _) in zip(questions, staged)}
+    keyed = Counter((it["word"], it["sense"]) for it, *_ in staged)
+
+    def most_keyed(question, options):
+        entry = word_of[question]
+        ids = {x["gloss"]: x["id"] for x in entry["senses"]}
+        return [keyed[(entry["word"], ids[o])] for o in options]
+
+    def first_listed(question, options):
+        order = [x["gloss"] for x in word_of[question]["senses"]]
+        return [-order.index(o) for o in options]
+
+    return {"most_keyed_sense": most_keyed, "first_listed_sense": first_listed}
 
 
 def pairing(directory=None) -> dict[str, str]:
