@@ -174,3 +174,23 @@ def test_distractor_choice_is_deterministic_and_seeded():
     picks = {tw.choose_distractors(f"k{i}", entry, sid, 1) for i in range(20)}
     assert tw.choose_distractors("k0", entry, sid, 1) == tw.choose_distractors("k0", entry, sid, 1)
     assert len(picks) > 1  # varies by item, so a word's items do not all offer the same three options
+
+
+def test_options_only_sense_guesses_stay_near_chance(rows):
+    """An examinee who sees only the options, recognises the word and picks its commonest sense (listed
+    first in the inventory) or the sense most often meant in the word's items, stays well under 40%."""
+    senses = tw.load_senses()
+    items = {it["key"]: it for _, it in tw.load_items(senses)}
+    test_rows = in_context(load_split(DATASET_PATH, "tradoc_word", "test"))
+    keyed = Counter((items[r["id"].removeprefix("tradoc_word-")]["word"], items[r["id"].removeprefix("tradoc_word-")]["sense"])
+                    for r in test_rows)
+    first = most = 0
+    for r in test_rows:
+        entry = senses[items[r["id"].removeprefix("tradoc_word-")]["word"]]
+        order = [s["gloss"] for s in entry["senses"]]
+        ids = {s["gloss"]: s["id"] for s in entry["senses"]}
+        modern = {s["gloss"] for s in entry["senses"] if s["modern"]}
+        opts = [o for o in options(r) if o not in modern]  # a modern sense is never the answer
+        first += min(opts, key=order.index) == r[r["answer"]]
+        most += max(opts, key=lambda o: (keyed[(entry["word"], ids[o])], -order.index(o))) == r[r["answer"]]
+    assert first / len(test_rows) <= 0.40 and most / len(test_rows) <= 0.40, (first / len(test_rows), most / len(test_rows))

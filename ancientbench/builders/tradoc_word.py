@@ -8,8 +8,11 @@
   chapter of npm ``chinese-poetry`` (:mod:`ancientbench.builders.classics`), in the books it ships in
   traditional script (孟子, 大學, 中庸, 古文觀止; 論語, 詩經, 楚辭 are shipped simplified and are not used), and
   the word must occur in it exactly once. The answer is the sense's definition; the three distractors are
-  the word's *other* senses (at most one modern sense), chosen deterministically per item so that the answer
-  is not given away by its length. An item is annotated only when no other sense of the word fits it.
+  the word's *other* senses (one modern sense where the word has one), never leaving the answer the odd one
+  out by length; among the admissible triples the balancer (:mod:`ancientbench.builders.debias`) keeps the
+  audit strategies and two options-only sense guesses (:func:`sense_strategies`) near chance. At most
+  :data:`MAX_PER_SENSE` scored items share a (word, sense). An item is annotated only when no other sense
+  of the word fits it. Design and figures: ``docs/tradoc_word.md``.
 * ``guangyun_gloss``: the character-level variant, 《廣韻》釋「忠」爲？ (無私也敬也 / 器虛也 / 竈突 / 擇也), capped
   at :data:`MAX_GLOSS_ITEMS` so it does not dominate the task, each distractor gloss used in at most
   :data:`MAX_GLOSS_REUSE` items. Its design follows.
