@@ -131,6 +131,7 @@ def _edit_first_item(folder: Path, **changes) -> None:
         ({"sense": "m"}, "sense"),  # a modern sense as the meaning in a classical text
         ({"book": "lunyu"}, "book"),  # shipped simplified: not quoted
         ({"word": "龘"}, "word"),
+        ({"context": "(一作：某)"}, "context"),  # an editor's note is not the quoted text
     ],
 )
 def test_bad_annotation_names_file_line_and_field(tmp_path, change, field):

@@ -352,6 +352,8 @@ def load_items(senses: dict[str, dict], directory=None) -> list[tuple[int, dict]
             raise DataError(path, n, "sense", "a modern sense cannot be the meaning in a transmitted text")
         if obj["book"] not in CONTEXT_BOOKS:
             raise DataError(path, n, "book", f"{obj['book']!r} is not one of {', '.join(CONTEXT_BOOKS)}")
+        if re.search(r"[()（）]", obj["context"]):
+            raise DataError(path, n, "context", "editorial notes in parentheses (一作…, 通…) are not part of the quoted text")
         if obj["context"].count(word) != 1:
             raise DataError(path, n, "context", f"the word {word!r} must occur exactly once in the context")
         if (word, obj["context"]) in seen:
