@@ -41,10 +41,14 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from itertools import combinations
+from pathlib import Path
 
+from ..schema import DataError
 from .charpool import Sources, load_sources
 from .classics import SOURCE_LABEL as SOURCE_LABEL_CP
+from .classics import is_han, load_corpus
 from .common import BuildResult, Candidate, split_dev_test, task_rng
+from .curated import CURATED_DIR, KEY_RE, SOURCE, length_giveaway, parse_lines
 from .guangyun import Reading, gloss_segments, meaning_text
 
 TASK = "tradoc_word"
@@ -264,24 +268,20 @@ ITEM_KEYS = ("key", "word", "sense", "book", "chapter", "context", "author")
 # Books shipped in traditional script (the others are simplified in chinese-poetry and are not quoted).
 CONTEXT_BOOKS = ("mengzi", "daxue", "zhongyong", "guwenguanzhi")
 # Keys of the five dev exemplars: three in-context items and two gloss items (both forms are in the task).
-CONTEXT_DEV_KEYS = ("fa.mengzi.3.40.10","zuo.guwenguanzhi.192.3.1","jia.mengzi.9.40.2")
+CONTEXT_DEV_KEYS = ("fa.mengzi.3.40.10", "zuo.guwenguanzhi.192.3.1", "jia.mengzi.9.40.2")
 MIXED_DEV_KEYS = (*CONTEXT_DEV_KEYS, "忠", "選")
 # At most this many items share one (word, sense) key, so no one sense of a word dominates its items.
 MAX_PER_SENSE = 4
 
 
-def _curated_dir():
-    from .curated import CURATED_DIR
-
-    return CURATED_DIR
+def _curated_dir(directory=None) -> Path:
+    return Path(directory) if directory else CURATED_DIR
 
 
 def load_senses(directory=None) -> dict[str, dict]:
     """The sense inventory, word -> entry (``senses``: list of {id, gloss, modern}); DataError on a bad line."""
-    from .curated import parse_lines
-    from ..schema import DataError
 
-    path = (directory or _curated_dir()) / SENSES_FILE
+    path = _curated_dir(directory) / SENSES_FILE
     if not path.is_file():
         raise DataError(path, None, None, "missing sense inventory of tradoc_word")
     out: dict[str, dict] = {}
@@ -320,17 +320,13 @@ def load_senses(directory=None) -> dict[str, dict]:
 
 
 def is_han_char(ch: str) -> bool:
-    from .classics import is_han
-
     return is_han(ch)
 
 
 def load_items(senses: dict[str, dict], directory=None) -> list[tuple[int, dict]]:
     """The annotated occurrences, (line, entry); DataError naming file, line and field on a bad one."""
-    from .curated import KEY_RE, parse_lines
-    from ..schema import DataError
 
-    path = (directory or _curated_dir()) / ITEMS_FILE
+    path = _curated_dir(directory) / ITEMS_FILE
     if not path.is_file():
         raise DataError(path, None, None, "missing annotated occurrences of tradoc_word")
     out, keys, seen = [], set(), set()
@@ -395,7 +391,6 @@ def source_label(corpus, sentence) -> str:
 def distractor_triples(item_key: str, word_entry: dict, sense_id: str, seed: int) -> list[tuple[str, str, str]]:
     """Every admissible set of three other senses of the word, seeded per item: one modern sense where the
     word has one (古今異義), else classical senses only; none leaving the answer the odd one out by length."""
-    from .curated import length_giveaway
 
     senses = word_entry["senses"]
     answer = next(s["gloss"] for s in senses if s["id"] == sense_id)
@@ -418,15 +413,12 @@ def choose_distractors(item_key: str, word_entry: dict, sense_id: str, seed: int
 def context_candidates(ctx, seed: int, directory=None):
     """(candidates, dropped, considered) of the in-context subset; DataError when a context is not in the source."""
     from ..audit import AUDIT_STRATEGIES, corpus_frequencies
-    from ..schema import DataError
-    from .classics import load_corpus
-    from .curated import SOURCE
     from .debias import pick_balanced
 
     senses = load_senses(directory)
     items = load_items(senses, directory)
     corpus = load_corpus(ctx.sources_dir)
-    path = (directory or _curated_dir()) / ITEMS_FILE
+    path = _curated_dir(directory) / ITEMS_FILE
     dropped: Counter = Counter()
     per_sense: Counter = Counter()
     staged, cands = [], []
