@@ -41,7 +41,7 @@ MIN_TEST_SIZES: dict[str, int] = {
     "pronunciation": 3000,
     "phonetic_radical": 4000,
     "homophone": 3000,
-    "tradoc_word": 3000,
+    "tradoc_word": 2000,  # ≥ 1,000 in context + ≤ 1,000 《廣韻》 gloss items (issue 13)
     "cloze": 3000,
 }
 
