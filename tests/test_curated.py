@@ -21,7 +21,7 @@ from ancientbench.schema import DataError, load_split, read_jsonl, validate_rows
 from support import REPO_ROOT
 
 CURATED = cur.CURATED_TASKS
-MIN_TEST = {"translation": 45, "phonetic_loan": 500, "excdoc_word": 300}
+MIN_TEST = {"translation": 500, "phonetic_loan": 500, "excdoc_word": 300}
 SHARED_SAMPLE = Path(REPO_ROOT).parent / "shared" / "sources" / "classical-modern-sample"
 
 
