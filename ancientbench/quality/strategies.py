@@ -12,8 +12,8 @@ API (for builders and the audit)::
 A strategy is ``fn(item, ctx) -> list[float]``, one score per option; its guess is the best-scored option
 and a tie among k options including the key earns 1/k (:func:`strategy_credit`). ``STRATEGIES`` holds them
 all, by family (``FAMILY``): *form* (longest, shortest, most_central (text similarity with the other
-options), most_central_glyph (shares most graphs with the other options: the option whose parts are the
-other options), most/least_frequent_option (how often the option string is an option in the task:
+options), most_central_glyph (the option that contains, or lies in, most other
+options: the option whose parts are the other options), most/least_frequent_option (how often the option string is an option in the task:
 ``ctx.option_counts``), most_strokes (Unihan kTotalStrokes), most_frequent_char, rarest_char,
 question_overlap, unigram_lm), *mandarin* (pypinyin, all heteronyms: same_syllable_tone, same_syllable,
 nearest_initial_final, fanqie_mandarin and fanqie_mandarin_toneless: a 反切 option read through Mandarin,
@@ -199,9 +199,13 @@ def _graphs(option: str) -> frozenset[str]:
 
 
 def most_central_glyph(it: Item, ctx: Context) -> list[float]:
-    # the option whose parts are the other options (斯 beside 其 and 斤): graphs shared with each other option
-    gs = [_graphs(o) for o in it.options]
-    return [float(sum(1 for j, h in enumerate(gs) if j != i and g & h)) for i, g in enumerate(gs)]
+    # the option whose parts are the other options (斯 beside 其 and 斤): other options it contains or lies in
+    from ..builders.decomposition import components, fold
+
+    folded = [fold(o) for o in it.options]
+    parts = [components(o) if len(o) == 1 else frozenset() for o in it.options]
+    return [float(sum(1 for j in range(len(folded)) if j != i and (folded[j] in parts[i] or folded[i] in parts[j])))
+            for i in range(len(folded))]
 
 
 def most_frequent_option(it: Item, ctx: Context) -> list[float]:
