@@ -1,21 +1,23 @@
 """Builder of the ``homophone`` task: which character was a homophone of the target in the 《廣韻》?
 
 Owns turning the 廣韻 小韻 (:mod:`ancientbench.builders.guangyun`, PyPI ``tshet-uinh``) into 4-option items
-such as 下列哪個字與「同」在《廣韻》中同音？ (銅 / 童 ... each option read tong2 in Mandarin): two characters of
+such as 下列哪個字與「子」在《廣韻》中同音？ (梓 / 紫 / 滓 / 自, all read zi in Mandarin): two characters of
 one 小韻 were homophones; Mandarin cannot tell which.
 
 * **Targets.** Characters with one 廣韻 reading, most familiar first (known characters of
   :mod:`ancientbench.builders.charpool` lead), capped at ``MAX_ITEMS``.
-* **Key.** Another known character of the target's 小韻 (same 反切 and 音韻地位), not a variant form of
-  the target (Unihan variants, OpenCC folding), that shares the target's Mandarin syllable (pypinyin, all
-  heteronyms): with the tone when one does (design ``same_syllable_tone``), else without
-  (``same_syllable_toneless``). Keys unrelated to the target in shape (no shared component or phonetic
-  series) are preferred, then familiar ones.
-* **Distractors.** Known characters with one 廣韻 reading that share the target's Mandarin syllable (with the
-  tone in the tone design) but lie in other 小韻, one 小韻 each (no two options homophones of each other in
-  the 廣韻 either). Never derived from the key or the target: not a component of either nor containing
-  one, not of their phonetic series (Unihan kGSR/kPhonetic), not a variant. No character is an option in
-  more than ``MAX_OPTION_USES`` items. ``subset`` records the design.
+* **Key.** Another character of the target's 小韻 (same 反切 and 音韻地位), not a variant form of the
+  target (Unihan variants, OpenCC folding), not of its phonetic series nor containing it or contained in it
+  (keys sharing no part of more than one stroke preferred), that shares the target's usual Mandarin syllable
+  (pypinyin) through one of its readings: with the tone when three distractors can too (design
+  ``same_syllable_tone``), else without (``same_syllable_toneless``, keys with another tone first, and never
+  the only option with the target's tone). Familiar keys first.
+* **Distractors.** Traditional 廣韻 headwords with one reading whose usual Mandarin syllable is the target's
+  (with the tone in the tone design) but which lie in other 小韻, one 小韻 each (no two options homophones
+  of each other in the 廣韻 either). Never derived from the key (its parts, what contains it, its phonetic
+  series: Unihan kGSR/kPhonetic; decompositions: :mod:`ancientbench.builders.decomposition`), nor a part of
+  the target or built on it, nor a variant. No character is an option of two items (``MAX_OPTION_USES``),
+  which is what ends the build near 3,090 items. ``subset`` records the design.
 * **Checker** (:func:`distractor_problem`): the distractor's 小韻 set must be disjoint from the target's
   and none of its readings may have a 音韻地位 of the target's (the second check catches duplicate 小韻 that
   spell one syllable twice); it must not be a variant of the target or the answer; a character with a
