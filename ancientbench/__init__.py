@@ -16,6 +16,7 @@ from pathlib import Path
 from .tasks import (
     COMPETENCIES,
     COMPETENCY_TASKS,
+    DATASET_VERSION,
     LETTERS,
     TASK_NAMES,
     TASK_TO_COMPETENCY,
