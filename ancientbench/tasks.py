@@ -37,8 +37,8 @@ TASKS: tuple[Task, ...] = (
     Task("excdoc_word", "出土文獻詞義", "Excavated Document Word", "meaning", "curated", 500),
     Task("tradoc_word", "傳世文獻詞義", "Transmitted Document Word", "meaning", "generated", 3000),
     Task("cloze", "完形填空", "Cloze", "context", "generated", 3000),
-    Task("phonetic_loan", "通假字", "Phonetic Loan Character", "context", "curated"),
-    Task("translation", "翻譯", "Translation", "context", "curated"),
+    Task("phonetic_loan", "通假字", "Phonetic Loan Character", "context", "curated", 500),
+    Task("translation", "翻譯", "Translation", "context", "curated", 1000),
 )
 
 TASK_NAMES: tuple[str, ...] = tuple(t.name for t in TASKS)

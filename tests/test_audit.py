@@ -192,3 +192,28 @@ def test_most_central_catches_one_edit_distractors(tmp_path):
     # the 2x2 design (E1, E2, E1+E2) puts every option at the same distance from the others
     two_by_two = [answer, "學了又按時溫習它不也很痛苦嗎", "聽了又按時溫習它不也很愉快嗎", "聽了又按時溫習它不也很痛苦嗎"]
     assert _credits("題", two_by_two, 0)["most_central"] < 1.0
+
+
+def test_task_rows_hold_kind_and_minimum_size():
+    from ancientbench.tasks import CURATED_TASKS, DATASET_VERSION, GENERATED_TASKS, MIN_TEST_SIZES, get_task
+
+    assert set(GENERATED_TASKS) == {"radical", "radical_meaning", "pronunciation", "phonetic_radical", "homophone",
+                                    "tradoc_word", "cloze"}
+    assert set(CURATED_TASKS) == {"excdoc_word", "phonetic_loan", "translation"}
+    assert MIN_TEST_SIZES["radical"] == 4000 and get_task("phonetic_radical").min_test == 2500
+    assert get_task("radical_meaning").min_test == 300 and get_task("translation").min_test == 1000
+    assert DATASET_VERSION == "2.0.0"
+
+
+def test_changelog_shows_before_and_after(tmp_path):
+    from ancientbench.card import render_card, render_changelog
+
+    rows = [_row(i, "homophone", f"下列哪個字與「{c}」在《廣韻》中同音？", ["水", "工", "可", "口"], LETTERS[i % 4])
+            for i, c in enumerate("東西南北")]
+    _write(tmp_path, "homophone", rows)
+    text = render_changelog(tmp_path)
+    assert "Dataset version **2.0.0**" in text and "`data-v1.0.0`" in text and "### 2.0.0" in text
+    line = next(x for x in text.splitlines() if x.startswith("| same_syllable_tone |"))
+    assert "**32.7** → " in line  # the saved version-1 figure, then the one computed from the files
+    card = render_card(tmp_path, "# card\n\n## Data quality\n", changelog_block=text)
+    assert card.index("## Changelog") < card.index("## Data quality") and "BEGIN GENERATED: changelog" in card
