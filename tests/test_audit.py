@@ -113,8 +113,8 @@ def test_option_recurrence():
 
 def test_quality_imports_no_task_builder():
     code = ("import sys, ancientbench.quality.audit, ancientbench.builders.debias; "
-            "bad = [m for m in sys.modules if m.split('.')[-1] in %r]; print(bad); sys.exit(1 if bad else 0)" % (TASK_NAMES,))
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+            f"bad = [m for m in sys.modules if m.split('.')[-1] in {TASK_NAMES!r}]; print(bad); sys.exit(1 if bad else 0)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -143,14 +143,14 @@ def test_balanced_unbiased_set_passes(tmp_path, capsys):
         opts = chars[i % 4 :] + chars[: i % 4]  # rotate so the gold letter holds each character in turn
         opts = [opts[(j - i) % 4] for j in range(4)]
         rows.append(_row(i, "phonetic_loan", f"題目{i}", opts, gold))
-    _write(tmp_path, "phonetic_loan", rows)
+    _write(tmp_path, "phonetic_loan_user", rows)  # a variant config: no minimum size
     report = audit.audit_folder(tmp_path, freq=FREQ)
-    entry = report["configs"]["phonetic_loan"]
+    entry = report["configs"]["phonetic_loan_user"]
     assert entry["violations"] == [], entry
     assert all(abs(v - 0.25) < 1e-9 for v in entry["balance"].values())
     assert _main(["--data", str(tmp_path), "--strict", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["configs"]["phonetic_loan"]["strategies"]["longest"] == pytest.approx(0.25)
+    assert out["configs"]["phonetic_loan_user"]["strategies"]["longest"] == pytest.approx(0.25)
 
 
 def test_minimum_size_and_table(tmp_path, capsys):
@@ -195,7 +195,13 @@ def test_most_central_catches_one_edit_distractors(tmp_path):
 
 
 def test_task_rows_hold_kind_and_minimum_size():
-    from ancientbench.tasks import CURATED_TASKS, DATASET_VERSION, GENERATED_TASKS, MIN_TEST_SIZES, get_task
+    from ancientbench.tasks import (
+        CURATED_TASKS,
+        DATASET_VERSION,
+        GENERATED_TASKS,
+        MIN_TEST_SIZES,
+        get_task,
+    )
 
     assert set(GENERATED_TASKS) == {"radical", "radical_meaning", "pronunciation", "phonetic_radical", "homophone",
                                     "tradoc_word", "cloze"}

@@ -12,9 +12,18 @@ files unchanged. The choice depends only on the option *set*; letters are assign
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from ..quality.strategies import BALANCED_V1, STRATEGIES, Context, Frequencies, Item, credits, credits_v1, strategy_credit
+from ..quality.strategies import (
+    BALANCED_V1,
+    STRATEGIES,
+    Context,
+    Frequencies,
+    Item,
+    credits,
+    credits_v1,
+    strategy_credit,
+)
 
 ExtraStrategy = Callable[[str, Sequence[str]], Sequence[float]]  # (question, options) -> a score per option
 

@@ -29,7 +29,7 @@ one 小韻 were homophones; Mandarin cannot tell which.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from functools import lru_cache
+from functools import cache
 from itertools import combinations
 
 from .charpool import Sources, load_sources
@@ -51,7 +51,7 @@ def series(src: Sources, ch: str) -> frozenset[str]:
     return frozenset({"gsr" + c[:4] for c in src.u.gsr(ch)} | {"k" + g for g in src.u.phonetic_groups(ch)})
 
 
-@lru_cache(maxsize=None)
+@cache
 def modern_readings(ch: str) -> frozenset[str]:
     """Mandarin syllables with tone number (``pypinyin`` TONE3, all heteronyms): 東 -> {'dong1'}."""
     from pypinyin import Style, pinyin
@@ -102,7 +102,7 @@ def shares_a_part(src: Sources, a: str, b: str) -> bool:
     return glyph_related(src, a, b) or any((src.u.total_strokes(c) or 1) > 1 for c in common)
 
 
-@lru_cache(maxsize=None)
+@cache
 def primary_syllable(ch: str) -> str:
     """The character's usual Mandarin syllable with tone (pypinyin's first reading): 也 -> 'ye3'."""
     from pypinyin import Style, pinyin
@@ -173,8 +173,8 @@ def _pool(src: Sources, idx: _Index, ch: str, answer: str, tone: bool, used) -> 
 def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_keys: tuple[str, ...] = DEV_KEYS,
                max_items: int = MAX_ITEMS) -> BuildResult:
     """Build the task over ``targets`` (default: every known character); see the module docstring."""
-    from .classics import fold
     from ..quality.strategies import syllables, toneless
+    from .classics import fold
     from .debias import Balancer
 
     g = src.g
