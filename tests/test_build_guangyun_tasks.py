@@ -337,7 +337,7 @@ def test_committed_items_are_traditional_and_cited(src, task):
         for r in rows:
             text = r["question"] + "".join(options(r))
             assert src.traditional_text(text), (r["id"], [c for c in text if src.u.is_simplified_only(c)])
-            assert r["source"].startswith(("tshet-uinh", "Unihan")) and r["citation"] and r["explanation"]
+            assert r["source"].startswith(("tshet-uinh", "Unihan", "npm chinese-poetry")) and r["citation"] and r["explanation"]
         assert len({r["id"] for r in rows}) == len(rows)
 
 
