@@ -44,7 +44,7 @@ TASKS: tuple[Task, ...] = (
     Task("tradoc_word", "傳世文獻詞義", "Transmitted Document Word", "meaning", "generated", 2000),  # >= 1,000 in context + <= 1,000 gloss (issue 13)
     Task("cloze", "完形填空", "Cloze", "context", "generated", 3000),
     Task("phonetic_loan", "通假字", "Phonetic Loan Character", "context", "curated", 500),
-    Task("translation", "翻譯", "Translation", "context", "curated", 1000),
+    Task("translation", "翻譯", "Translation", "context", "curated", 500),
 )
 
 TASK_NAMES: tuple[str, ...] = tuple(t.name for t in TASKS)

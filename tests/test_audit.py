@@ -207,7 +207,7 @@ def test_task_rows_hold_kind_and_minimum_size():
                                     "tradoc_word", "cloze"}
     assert set(CURATED_TASKS) == {"excdoc_word", "phonetic_loan", "translation"}
     assert MIN_TEST_SIZES["radical"] == 4000 and get_task("phonetic_radical").min_test == 2500
-    assert get_task("radical_meaning").min_test == 300 and get_task("translation").min_test == 1000
+    assert get_task("radical_meaning").min_test == 300 and get_task("translation").min_test == 500
     assert DATASET_VERSION == "2.0.0"
 
 

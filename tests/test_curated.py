@@ -19,10 +19,11 @@ from ancientbench.builders import curated as cur
 from ancientbench.builders import review
 from ancientbench.builders.common import SourceMissing, write_result
 from ancientbench.schema import DataError, load_split, read_jsonl, validate_rows
+from ancientbench.tasks import MIN_TEST_SIZES
 from support import REPO_ROOT
 
 CURATED = cur.CURATED_TASKS
-MIN_TEST = {"translation": 500, "phonetic_loan": 500, "excdoc_word": 500}
+MIN_TEST = MIN_TEST_SIZES  # on the task rows of ancientbench/tasks.py
 SHARED_SAMPLE = Path(REPO_ROOT).parent / "shared" / "sources" / "classical-modern-sample"
 
 
