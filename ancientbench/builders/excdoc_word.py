@@ -110,7 +110,7 @@ def draw(key: str, gloss: dict, glossary: dict[str, dict], question_text: str = 
     length giveaway."""
     from itertools import combinations
 
-    from ..audit import _chars
+    from ..quality.strategies import chars as _chars
 
     target = _alnum_len(gloss["definition"])
 

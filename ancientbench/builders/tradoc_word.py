@@ -412,7 +412,8 @@ def choose_distractors(item_key: str, word_entry: dict, sense_id: str, seed: int
 
 def context_candidates(ctx, seed: int, directory=None):
     """(candidates, dropped, considered) of the in-context subset; DataError when a context is not in the source."""
-    from ..audit import AUDIT_STRATEGIES, corpus_frequencies
+    from ..quality.audit import corpus_frequencies
+    from ..quality.strategies import BALANCED_V1_WITH_CENTRAL as AUDIT_STRATEGIES
     from .debias import pick_balanced
 
     senses = load_senses(directory)
