@@ -29,6 +29,8 @@ LICENSE = "apache-2.0"
 TASK_CATEGORIES = ("multiple-choice", "question-answering")
 TASK_IDS = ("multiple-choice-qa",)
 TAGS = ("classical-chinese", "ancient-chinese", "excavated-documents", "benchmark", "evaluation")
+ANNOTATIONS_CREATORS = ("machine-generated",)  # built from dictionaries by code, or written by the (AI) team: see Limitations
+ALL_CONFIG = "all"
 # Hub size buckets, by total rows over all configs and splits
 _SIZE_BUCKETS = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"))
 
@@ -70,10 +72,13 @@ def render_yaml(folder: str | Path, rows: dict | None = None) -> str:
     configs = list(rows)
     total = sum(len(r) for splits in rows.values() for r in splits.values())
     default = DEFAULT_CONFIG if DEFAULT_CONFIG in configs else (configs[0] if configs else None)
-    out = ["---", f"pretty_name: {PRETTY_NAME}", f"license: {LICENSE}", "language:", "- zh"]
-    out += ["multilinguality:", "- monolingual", "task_categories:", *[f"- {c}" for c in TASK_CATEGORIES]]
+    out = ["---", f"pretty_name: {PRETTY_NAME}", f"license: {LICENSE}", "language:", "- zh", "- lzh"]
+    out += ["language_creators:", "- found", "annotations_creators:", *[f"- {c}" for c in ANNOTATIONS_CREATORS]]
+    out += ["source_datasets:", "- original", "multilinguality:", "- monolingual"]
+    out += ["task_categories:", *[f"- {c}" for c in TASK_CATEGORIES]]
     out += ["task_ids:", *[f"- {c}" for c in TASK_IDS], "size_categories:", f"- {size_category(total)}"]
     out += ["tags:", *[f"- {t}" for t in TAGS], "configs:" if configs else "configs: []"]
+    all_files: dict[str, list[str]] = {}
     for t in configs:
         out.append(f"- config_name: {t}")
         if t == default:
@@ -81,21 +86,36 @@ def render_yaml(folder: str | Path, rows: dict | None = None) -> str:
         out.append("  data_files:")
         for split, path in split_paths(folder, t):
             out += [f"  - split: {split}", f"    path: {path}"]
+            all_files.setdefault(split, []).append(path)
+    if len(configs) > 1:  # every task in one config, as MMLU/CMMLU's "all" (the task column tells them apart)
+        out += [f"- config_name: {ALL_CONFIG}", "  data_files:"]
+        for split, paths in all_files.items():
+            out += [f"  - split: {split}", "    path:", *[f"    - {p}" for p in paths]]
     out.append("dataset_info:" if configs else "dataset_info: []")
-    for i, t in enumerate(configs):
-        out.append(f"- config_name: {t}")
-        if i == 0:  # one features block, shared by every config through a YAML alias
+
+    def info(name: str, files: list[tuple[str, list[str]]], first: bool) -> None:
+        out.append(f"- config_name: {name}")
+        if first:  # one features block, shared by every config through a YAML alias
             out.append("  features: &features")
             for f in FIELDS:
                 out += [f"  - name: {f}", "    dtype: string"]
         else:
             out.append("  features: *features")
-        # Split sizes and the data files' bytes: datasets keys its cache of a card-configured folder on this
-        # YAML alone, so these figures are what makes a rebuilt config load fresh rather than from a stale cache.
+        # Split sizes (num_bytes: the split's data files) and the files' bytes: datasets keys its cache of a
+        # card-configured folder on this YAML alone, so these make a rebuilt config load fresh, not from a stale cache.
         out.append("  splits:")
-        for split, path in split_paths(folder, t):
-            out += [f"  - name: {split}", f"    num_examples: {len(rows[t][split])}"]
-        out.append(f"  download_size: {sum((Path(folder) / path).stat().st_size for _, path in split_paths(folder, t))}")
+        size = 0
+        for split, paths in files:
+            n_bytes = sum((Path(folder) / p).stat().st_size for p in paths)
+            n_rows = sum(len(rows[t][split]) for t in configs if split_file(folder, t, split).relative_to(Path(folder)).as_posix() in paths)
+            out += [f"  - name: {split}", f"    num_bytes: {n_bytes}", f"    num_examples: {n_rows}"]
+            size += n_bytes
+        out += [f"  download_size: {size}", f"  dataset_size: {size}"]
+
+    for i, t in enumerate(configs):
+        info(t, [(split, [path]) for split, path in split_paths(folder, t)], i == 0)
+    if len(configs) > 1:
+        info(ALL_CONFIG, list(all_files.items()), False)
     out.append("---")
     return "\n".join(out) + "\n"
 
