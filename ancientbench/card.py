@@ -98,7 +98,7 @@ def render_yaml(folder: str | Path, rows: dict | None = None) -> str:
         if first:  # one features block, shared by every config through a YAML alias
             out.append("  features: &features")
             for f in FIELDS:
-                out += [f"  - name: {f}", "    dtype: string"]
+                out.extend([f"  - name: {f}", "    dtype: string"])
         else:
             out.append("  features: *features")
         # Split sizes (num_bytes: the split's data files) and the files' bytes: datasets keys its cache of a
@@ -108,9 +108,9 @@ def render_yaml(folder: str | Path, rows: dict | None = None) -> str:
         for split, paths in files:
             n_bytes = sum((Path(folder) / p).stat().st_size for p in paths)
             n_rows = sum(len(rows[t][split]) for t in configs if split_file(folder, t, split).relative_to(Path(folder)).as_posix() in paths)
-            out += [f"  - name: {split}", f"    num_bytes: {n_bytes}", f"    num_examples: {n_rows}"]
+            out.extend([f"  - name: {split}", f"    num_bytes: {n_bytes}", f"    num_examples: {n_rows}"])
             size += n_bytes
-        out += [f"  download_size: {size}", f"  dataset_size: {size}"]
+        out.extend([f"  download_size: {size}", f"  dataset_size: {size}"])
 
     for i, t in enumerate(configs):
         info(t, [(split, [path]) for split, path in split_paths(folder, t)], i == 0)
