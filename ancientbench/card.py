@@ -327,6 +327,40 @@ are not copyrightable, and every item records its source.
 """
 
 
+PROBE_BOUNDS = {"options": {"translation": 0.50, "excdoc_word": 0.40, "tradoc_word": 0.40, "phonetic_loan": 0.40}}
+GENERATED_OPTIONS_BOUND = 0.35  # options-only bound for the generated tasks (issue 12)
+DEFECT_BOUND = 0.02
+
+
+def render_probes() -> str:
+    """The blind-examinee probes recorded under ``curated/probes/`` (``ancientbench.quality.probes``): per task and
+    mode the sample, the date, the examinee's accuracy and, for full questions, the adjudicated defect rate."""
+    from .quality.probes import PROBES_DIR, summaries
+
+    rows = summaries(PROBES_DIR)
+    if not rows:
+        return "No probe has been recorded yet."
+    lines = [
+        "| task | subset | probe | date | n | examinee accuracy | bound | defects (adjudicated) | record |",
+        "|---|---|---|---|---:|---:|---|---|---|",
+    ]
+    for r in rows:
+        if r["mode"] == "options":
+            bound = PROBE_BOUNDS["options"].get(r["task"], GENERATED_OPTIONS_BOUND)
+            verdict = f"≤ {bound * 100:.0f}% {'met' if r['accuracy'] <= bound + 1e-12 else '**not met**'}"
+            defects = "–"
+        else:
+            rate = r.get("defect_rate")
+            verdict = f"defects ≤ {DEFECT_BOUND * 100:.0f}% " + ("–" if rate is None else ("met" if rate <= DEFECT_BOUND + 1e-12 else "**not met**"))
+            defects = "pending" if rate is None else f"{r['defects']} ({rate * 100:.1f}%)"
+        probe = "options only (stem hidden)" if r["mode"] == "options" else "full question"
+        lines.append(
+            f"| `{r['task']}` | {r.get('subset') or 'all'} | {probe} | {r['made']} | {r['n']} | "
+            f"{r['correct']}/{r['n']} = {r['accuracy'] * 100:.1f}% | {verdict} | {defects} | `{r['folder']}` |"
+        )
+    return "\n".join(lines)
+
+
 def render_card(folder: str | Path, existing: str | None = None, audit_block: str | None = None,
                 changelog_block: str | None = None) -> str:
     """The whole card: the existing card (or the skeleton) with its YAML and generated blocks replaced.
@@ -336,7 +370,7 @@ def render_card(folder: str | Path, existing: str | None = None, audit_block: st
     """
     rows = read_folder(folder)
     text = existing if existing is not None else SKELETON
-    blocks = {"counts": render_counts(rows), "sources": render_sources(rows)}
+    blocks = {"counts": render_counts(rows), "sources": render_sources(rows), "probes": render_probes()}
     if audit_block is not None:
         blocks["audit"] = audit_block
     if changelog_block is not None:
