@@ -11,6 +11,7 @@ failure (offline, unreachable Hub, no login, bad card) ends with one ``error:`` 
 from __future__ import annotations
 
 import argparse
+import sys
 import re
 from pathlib import Path
 
@@ -126,6 +127,36 @@ def validate_metric(folder: Path) -> list[str]:
         problems.append("metric card must declare sdk: gradio and app_file: app.py (the evaluate Space layout)")
     if not {"evaluate", "metric"} <= set(meta.get("tags") or []):
         problems.append("metric card tags must include evaluate and metric")
+    problems += space_install_problems(folder)
+    return problems
+
+
+def metric_requirements(folder: Path) -> list[str]:
+    """The distribution names in the metric's requirements.txt (what the Space installs)."""
+    import re
+
+    names = []
+    for line in (folder / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            names.append(re.split(r"[<>=!~\[; ]", line, maxsplit=1)[0].lower())
+    return names
+
+
+def space_install_problems(folder: Path) -> list[str]:
+    """Whether the Space would install: every module the metric imports is the standard library or named in
+    requirements.txt, and requirements.txt names nothing that is not on PyPI (the package itself is not)."""
+    import ast
+
+    reqs = set(metric_requirements(folder))
+    problems = [f"requirements.txt names {r!r}, which is not on PyPI: the metric must be self-contained" for r in sorted(reqs) if r == "ancientbench"]
+    tree = ast.parse((folder / "ancientbench_metric.py").read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+        for m in mods:
+            top = (m or "").split(".")[0]
+            if top and top not in sys.stdlib_module_names and top.lower() not in reqs:
+                problems.append(f"ancientbench_metric.py imports {top!r}, which requirements.txt does not install")
     return problems
 
 
@@ -213,6 +244,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"metric {metric_folder} -> spaces/{space_id} (gradio Space; evaluate.load({space_id!r}))")
         for path_in_repo, content in metric_operations(metric_folder, space_id) if not metric_problems else []:
             print(f"  {path_in_repo}  {_size(len(content))}")
+        if not metric_problems:
+            print(f"  the Space installs: {', '.join(metric_requirements(metric_folder))} (all on PyPI; the module imports nothing else)")
     for p in problems:
         print(f"problem: {p}")
     if problems:

@@ -45,11 +45,12 @@ def test_dry_run_lists_card_data_and_metric(tmp_path, capsys):
     folder = make_dataset(tmp_path)
     assert run_hub("--repo-id", "org/ancientbench", "--data", str(folder), "--metric", "--dry-run") == 0
     out = capsys.readouterr().out
-    listed = [line.split()[0] for line in out.splitlines() if line.startswith("  ") and not line.strip()[0].isdigit()]
+    listed = [line.split()[0] for line in out.splitlines() if line.startswith("  ") and not line.strip()[0].isdigit() and "installs" not in line]
     data = [f"data/{t}/{s}.jsonl" for t in TASK_NAMES for s in SPLITS]
     assert listed == ["README.md", *data, "ancientbench_metric.py", "README.md", "requirements.txt", "app.py"]
     assert "  21 files," in out
     assert "spaces/org/ancientbench_metric" in out
+    assert "the Space installs: evaluate, datasets, numpy" in out
     assert "tiny_module.py" not in out
     assert out.rstrip().endswith("dry run: nothing uploaded")
 
@@ -157,3 +158,21 @@ def test_unreachable_hub_gives_one_clear_line(tmp_path):
 def test_explain_network_errors_from_any_http_library():
     assert hub.explain(ConnectionError("boom")).startswith("error: cannot reach the Hugging Face Hub (ConnectionError: boom)")
     assert hub.explain(ValueError("odd\nsecond line")) == "error: upload failed: ValueError: odd"
+
+
+def test_metric_space_would_install(tmp_path):
+    import shutil
+
+    import ancientbench
+    from ancientbench import hub
+
+    folder = Path(ancientbench.METRIC_PATH)
+    assert hub.space_install_problems(folder) == []
+    assert hub.metric_requirements(folder) == ["evaluate", "datasets", "numpy"]
+    bad = tmp_path / "ancientbench_metric"
+    shutil.copytree(folder, bad)
+    (bad / "ancientbench_metric.py").write_text("import scipy\nfrom ancientbench.aggregate import aggregate\n", encoding="utf-8")
+    (bad / "requirements.txt").write_text("ancientbench\nevaluate\n", encoding="utf-8")
+    problems = hub.space_install_problems(bad)
+    assert any("'ancientbench', which is not on PyPI" in p for p in problems)
+    assert any("imports 'scipy'" in p for p in problems)
