@@ -3,7 +3,7 @@
 Owns what in the card can be derived: the Hub YAML (ten configs with their ``data_files``, one shared
 ``features`` block equal to :data:`ancientbench.schema.FIELDS`, license, language, task categories, size
 category, default config, pretty name), the table of items per config and split, the table of sources, and
-(on request) the audit tables from :mod:`ancientbench.audit`. Each generated part sits between
+(on request) the audit tables from :mod:`ancientbench.quality.audit`. Each generated part sits between
 ``<!-- BEGIN GENERATED: name -->`` / ``<!-- END GENERATED: name -->`` markers; everything else in the card is
 prose written by hand and kept as it is when the card is regenerated.
 
@@ -143,7 +143,7 @@ def render_sources(rows: dict) -> str:
 
 
 def render_audit(folder: str | Path, shuowen: str | Path | None = None, sources_dir: str | Path | None = None) -> str:
-    """The audit tables of :mod:`ancientbench.audit` (answer balance, trivial strategies, 說文 agreement)."""
+    """The audit tables of :mod:`ancientbench.quality.audit` (answer balance, trivial strategies, 說文 agreement)."""
     from . import audit
 
     configs = present_configs(folder)
@@ -278,7 +278,7 @@ def card_configs(folder: str | Path | None = None) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m ancientbench.card", description=__doc__.strip().splitlines()[0])
     p.add_argument("--folder", default=None, help="dataset folder (default: the package's own)")
-    p.add_argument("--audit", action="store_true", help="also regenerate the audit block (ancientbench.audit)")
+    p.add_argument("--audit", action="store_true", help="also regenerate the audit block (ancientbench.quality.audit)")
     p.add_argument("--shuowen", default=None, metavar="DIR", help="說文 data folder, for the agreement figures (with --audit)")
     p.add_argument("--sources", default=None, metavar="DIR", help="folder with node_modules/chinese-poetry (with --audit)")
     p.add_argument("--check", action="store_true", help="do not write; exit 1 if the YAML or count tables are out of date")

@@ -16,7 +16,7 @@ from .errors import AncientBenchError
 # subcommand -> (module that owns it, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "build": ("ancientbench.builders", "build task configs from the installed open sources"),
-    "audit": ("ancientbench.audit", "item counts, answer balance, trivial-strategy accuracy, agreement figures"),
+    "audit": ("ancientbench.quality.audit", "item counts, answer balance, trivial-strategy accuracy, agreement figures"),
     "eval": ("ancientbench.evaluation", "score a causal LM on the tasks, zero-shot and few-shot"),
     "report": ("ancientbench.report", "paper-style tables and plots from results files"),
     "compare": ("ancientbench.compare", "paired comparison of two results on the same items"),

@@ -317,7 +317,7 @@ def test_one_balancer_with_task_strategies():
     """debias.pick_balanced balances task-specific ``extra`` strategies with the audit's (the builders' one loop):
     a task strategy that credits the answer whenever distractor "b" is offered is held to 25% although the
     audit's strategies cannot tell the two alternatives apart (and alone always keep the first)."""
-    from ancientbench.audit import Frequencies
+    from ancientbench.quality.strategies import Frequencies
     from ancientbench.builders import debias
 
     freq = Frequencies({"x": 3}, "test")

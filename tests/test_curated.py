@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from ancientbench import DATASET_PATH
-from ancientbench.audit import AUDIT_BOUNDED, BALANCE_TOLERANCE, TRIVIAL_BOUND, audit_folder
+from ancientbench.quality.audit import BALANCE_TOLERANCE, audit_folder
+from ancientbench.quality.strategies import BOUND as TRIVIAL_BOUND, STRATEGIES as AUDIT_BOUNDED
 from ancientbench.builders import DEFAULT_SOURCES_DIR, BuildContext, build_task
 from ancientbench.builders import curated as cur
 from ancientbench.builders import review

@@ -6,7 +6,7 @@ A *known* character is a 廣韻 headword that is either attested in the chinese-
 kUnihanCore2020 character for a traditional-script region (H or T), and that is not a simplified-only
 form (Unihan kTraditionalVariant), a graph OpenCC s2t rewrites that is not a Taiwan core character
 (况, 从, 礼), or a compatibility ideograph. Frequencies are the classics corpus
-counts (the same ones :mod:`ancientbench.audit` uses for its frequency strategies), with Unihan
+counts (the same ones :mod:`ancientbench.quality.strategies` use for its frequency strategies), with Unihan
 ``kFrequency`` as a tie-break for characters the corpus lacks. The builders choose among checked
 distractor triples with :func:`ancientbench.builders.debias.pick_balanced`, so that the audit's surface
 strategies *and* task-specific ones stay at chance.
@@ -49,7 +49,7 @@ class Sources:
     @cached_property
     def audit_freq(self):
         """The audit's Frequencies over the classics (for :func:`ancientbench.builders.debias.pick_balanced`)."""
-        from ..audit import Frequencies
+        from ..quality.strategies import Frequencies
 
         counts = {ch: self.corpus.frequency(ch) for ch in self.corpus.char_freq}
         return Frequencies(counts, f"classics corpus ({classics.SOURCE_LABEL})")
