@@ -49,8 +49,10 @@ TEMPLATE_EN = "部首「{graph}」的英文釋義是？"
 DEV_KEYS = ("gy-彳", "gy-宀", "ch-功", "en-隹", "en-水")
 POOL_SIZE = 16  # checked candidates kept per item, most similar first; the cap draws on them in order
 ALT_POOL = 6  # the first ALT_POOL candidates still under the cap form the alternative triples
-MAX_ALTERNATIVES = 20
+MAX_ALTERNATIVES = 84  # C(9, 3): every triple of the offered candidates
 REUSE_CAP = 3  # items of a subset in which one option text may be a distractor
+# Shortcut strategies scored option by option (the key's sound or shape against the asked graph's)
+PER_OPTION = ("shares_component", "same_syllable", "same_syllable_tone", "nearest_initial_final", "same_phonetic_series")
 
 # Radical number -> an excerpt of the 廣韻 釋義 of the radical's graph (verbatim; verified by the builder).
 # Hand-picked to give the sense the radical carries; radicals whose 廣韻 gloss has no such excerpt that
@@ -295,11 +297,21 @@ def pick_capped(items, freq, *, prefer_first: float = 0.0, cap: int = REUSE_CAP)
     """For each (subset, question, answer, candidates) a distractor triple, or None when the cap leaves too few.
 
     Greedy, items with the fewest candidates first (the order does not change the result's item order), with the cost of :func:`ancientbench.builders.debias.pick_balanced` (running credit of
-    every surface strategy as close to 25% as possible, plus ``prefer_first`` per alternative index), drawing
+    every strategy of :mod:`ancientbench.quality.strategies` as close to 25% as possible, plus ``prefer_first`` per alternative index), drawing
     only on candidates that are distractors in fewer than ``cap`` items of the subset so far, least used first.
     """
-    from ..audit import STRATEGIES, credits
+    from ..quality.strategies import STRATEGIES, Context, Item, credits
 
+    def matching(question: str, answer: str, pool: list[str]) -> list[str]:
+        """Candidates scoring at least as high as the key on a per-option strategy the key would win."""
+        out = []
+        scores = {k: STRATEGIES[k](Item.make(TASK, question, [answer, *pool]), ctx) for k in PER_OPTION}
+        for o_i, o in enumerate(pool, start=1):
+            if any(sc[0] > min(sc) and sc[o_i] >= sc[0] for sc in scores.values()):
+                out.append(o)
+        return out
+
+    ctx = Context(freq)
     used: Counter = Counter()
     totals: Counter = Counter()
     out: list[tuple[str, str, str] | None] = [None] * len(items)
@@ -307,20 +319,23 @@ def pick_capped(items, freq, *, prefer_first: float = 0.0, cap: int = REUSE_CAP)
     for j in sorted(range(len(items)), key=lambda j: (len(items[j][3]), j)):
         subset, question, answer, pool = items[j]
         # least-used first (spreads the uses so that later items still find three), then most similar
-        free = sorted((o for o in pool if used[subset, o] < cap), key=lambda o: (used[subset, o], pool.index(o)))[:ALT_POOL]
+        free = sorted((o for o in pool if used[subset, o] < cap), key=lambda o: (used[subset, o], pool.index(o)))
+        # plus a few that tie the key on a shortcut (a gloss of 力 holds 力 in 筋: offer one that holds it too)
+        free = free[:ALT_POOL] + [o for o in matching(question, answer, free) if o not in free[:ALT_POOL]][:3]
         alternatives = list(combinations(free, 3))[:MAX_ALTERNATIVES]
         if not alternatives:
             continue
         n += 1
         best = None
         for i, triple in enumerate(alternatives):
-            c = credits(question, [answer, *triple], 0, freq, STRATEGIES)
+            c = credits(Item.make(TASK, question, [answer, *triple]), 0, ctx)
             cost = sum((totals[k] + c[k] - 0.25 * n) ** 2 for k in STRATEGIES) + prefer_first * i
             if best is None or cost < best[0] - 1e-12:
                 best = (cost, triple, c)
         _, triple, c = best
         totals.update(c)
         used.update((subset, o) for o in triple)
+        ctx.option_counts.update((answer, *triple))  # the option-recurrence strategies read running counts
         out[j] = triple
     return out
 
