@@ -1,7 +1,9 @@
 """Builder of the ``phonetic_loan`` (通假字) config from the team-curated ``curated/phonetic_loan.jsonl``.
 
 Each entry is one loan usage in context: the written graph (``loan``), the intended graph (``answer``,
-本字) and three distractors that look or sound alike in modern Mandarin but are not meant there. ``kind``
+本字) and three distractors, each a reading the loan graph could carry elsewhere (the 本字 of another loan
+of the same graph or phonetic series, or a common word of its series or sound with a close 廣韻 reading;
+see "options" below) and proven wrong in this sentence by :func:`distractor_problem`. ``kind``
 (the ``subset`` column) says whether the usage is from an excavated manuscript (short context as cited in
 the scholarship, document and slip/column citation) or from a transmitted classic (context verbatim from
 npm ``chinese-poetry``, in its script). Questions follow the convention of the ``智(知)`` notation:
