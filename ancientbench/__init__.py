@@ -5,7 +5,8 @@ The package folder is also the Hugging Face dataset folder: ``README.md`` here i
 works from any directory once the package is installed.
 
 Pipeline, one module per step: sources -> ``builders`` -> dataset files (``schema``) -> ``prompts`` ->
-``scoring`` -> ``evaluation`` (predictions, results) -> metric (``metrics/ancientbench_metric``) -> ``report``.
+``evaluation`` (prompts fitted to the context, modes, predictions, results) -> ``backends`` (hf: ``scoring``;
+tiny-random, openai, vllm) -> metric (``metrics/ancientbench_metric``) -> ``report``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from .tasks import (
     COMPETENCIES,
     COMPETENCY_TASKS,
+    DATASET_VERSION,
     LETTERS,
     TASK_NAMES,
     TASK_TO_COMPETENCY,
@@ -42,6 +44,7 @@ METRIC_PATH: str = _metric_path()
 
 _LAZY = {
     "evaluate_model": "ancientbench.evaluation",
+    "load_backend": "ancientbench.backends",
     "load_task": "ancientbench.dataset",
     "cache_dataset": "ancientbench.dataset",
 }
@@ -68,6 +71,7 @@ __all__ = [
     "cache_dataset",
     "evaluate_model",
     "get_task",
+    "load_backend",
     "load_task",
     "resolve_tasks",
     "__version__",

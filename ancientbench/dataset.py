@@ -21,7 +21,16 @@ from pathlib import Path
 from typing import Sequence
 
 from .schema import DataError, load_question_file, load_split, split_file
+from .errors import AncientBenchError
 from .tasks import TASK_NAMES, get_task, resolve_tasks
+
+
+class DataNotFoundError(AncientBenchError, FileNotFoundError):
+    """The dataset folder or question file given does not exist."""
+
+
+class DataOptionError(AncientBenchError, ValueError):
+    """A question-set option (``limit``) with a value it cannot take."""
 
 
 def default_data() -> Path:
@@ -40,7 +49,7 @@ def load_task(task: str, split: str = "test", data: str | Path | None = None) ->
     data = Path(data) if data is not None else default_data()
     if _is_jsonl(data):
         if split != "test":
-            raise ValueError(f"{data} is a single question file; it has no {split!r} split")
+            raise DataError(data, None, None, f"a single question file has no {split!r} split")
         return load_question_file(data).get(task, [])
     return load_split(data, task, split)
 
@@ -100,7 +109,7 @@ def load_questions(
     wanted = resolve_tasks(tasks)
     data_path = Path(data) if data is not None else default_data()
     if not data_path.exists():
-        raise FileNotFoundError(f"--data {data_path}: no such dataset folder or JSONL file")
+        raise DataNotFoundError(f"--data {data_path}: no such dataset folder or JSONL file")
     need_dev = max(shots, default=0) > 0
     files: dict[str, str] = {}
     dev_files: dict[str, str] = {}
@@ -136,7 +145,7 @@ def load_questions(
     n_available = {t: len(rows) for t, rows in items.items()}
     if limit is not None:
         if limit < 1:
-            raise ValueError(f"limit must be >= 1, got {limit}")
+            raise DataOptionError(f"limit must be >= 1, got {limit}")
         items = {t: rows[:limit] for t, rows in items.items()}
 
     exemplars: dict[str, list[dict[str, str]]] = {}

@@ -14,20 +14,25 @@ The time of an answer is measured by the page from showing the question to the c
 if the page does not send it, the server's time between serving and receiving the question is used.
 
 API (JSON): ``GET /api/next`` (the next unanswered question, or ``{"done": true}``), ``GET /api/status``,
-``POST /api/answer`` with ``{"id", "answer": "A".."D", "elapsed_ms"?}``. A bad request gets a 4xx answer
-with ``{"error": ...}``: unknown path 404, wrong method 405, malformed JSON / bad field / bad letter 400,
-unknown item 404, an item answered already 409, missing length 411, body too large 413.
+``POST /api/answer`` with ``{"id", "answer": "A".."D", "elapsed_ms"?}`` as ``application/json``. Only the
+participant's own page may call it: every ``/api/`` request carries the random per-start token the page holds
+(header ``X-AncientBench-Token``), the ``Host`` must be this server's loopback address (DNS rebinding), a
+foreign ``Origin`` or cross-site ``Sec-Fetch-Site`` is refused, and no page may frame it (``X-Frame-Options``,
+CSP ``frame-ancestors``). A bad request gets a 4xx answer with ``{"error": ...}``: not from the page 403,
+unknown path 404, wrong method 405, malformed JSON / bad field / bad letter 400, unknown item 404, an item
+answered already 409, missing length 411, body too large 413, not JSON 415; more than ``MAX_CONNECTIONS``
+requests at once get 503, and a connection idle for ``SOCKET_TIMEOUT`` seconds is closed. The default sample
+seed is random (stored in the session), so item ids cannot be guessed.
 """
 
 from __future__ import annotations
-
-from .errors import AncientBenchError
 
 import argparse
 import hashlib
 import json
 import os
 import random
+import secrets
 import signal
 import sys
 import threading
@@ -38,14 +43,27 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from .aggregate import aggregate
-from .schema import DataError, load_question_file, split_file, validate_rows, read_jsonl
+from .errors import AncientBenchError
+from .schema import DataError, load_question_file, read_jsonl, reject_duplicate_ids, split_file, validate_rows
 from .tasks import LETTERS, TASK_BY_NAME, TASK_NAMES
 
 HUMAN_NAME = "Human"
 SESSION_VERSION = 1
 DEFAULT_N_PER_TASK = 10
-DEFAULT_SEED = 0
 MAX_BODY = 64 * 1024
+MAX_CONNECTIONS = 16  # requests handled at once; more get 503 instead of another thread each
+SOCKET_TIMEOUT = 30  # seconds a connection may sit idle mid-request
+TOKEN_HEADER = "X-AncientBench-Token"
+SECURITY_HEADERS = {
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; "
+        "frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
 
 
 class SessionError(AncientBenchError, ValueError):
@@ -72,6 +90,7 @@ def load_test_items(data: str | Path) -> tuple[dict[str, list[dict]], str]:
                 grouped[t] = validate_rows(read_jsonl(path), path, task=t)
                 h.update(f"{t}/test.jsonl\n".encode())
                 h.update(path.read_bytes())
+        reject_duplicate_ids((split_file(data, t, "test"), rows) for t, rows in grouped.items())
     else:
         raise SessionError(f"{data}: no such dataset folder or question file")
     if not grouped:
@@ -125,6 +144,7 @@ class HumanSession:
         self.predictions_file = self.folder / "predictions_0shot.jsonl"
         self.lock = threading.Lock()
         self.served_at: dict[str, float] = {}
+        self.token = secrets.token_urlsafe(24)  # per server start; the page carries it, other sites cannot read it
         self.resumed = self.session_file.is_file()
         if self.resumed:
             stored = json.loads(self.session_file.read_text(encoding="utf-8"))
@@ -144,7 +164,7 @@ class HumanSession:
         else:
             self.data_path = str(Path(data if data is not None else DATASET_PATH).resolve())
             self.n_per_task = DEFAULT_N_PER_TASK if n_per_task is None else n_per_task
-            self.seed = DEFAULT_SEED if seed is None else seed
+            self.seed = secrets.randbelow(2**31) if seed is None else seed  # unpredictable sample unless asked
             if self.n_per_task < 1:
                 raise SessionError(f"--n-per-task must be at least 1, got {self.n_per_task}")
             grouped, self.data_sha256 = load_test_items(self.data_path)
@@ -297,6 +317,28 @@ class HumanSession:
 class QuizHandler(BaseHTTPRequestHandler):
     server_version = "AncientBenchHuman/1"
     session: HumanSession  # set on the subclass made by make_server
+    timeout = SOCKET_TIMEOUT  # socket timeout: a held-open connection cannot pin a thread for ever
+
+    def end_headers(self) -> None:
+        for k, v in SECURITY_HEADERS.items():
+            self.send_header(k, v)
+        super().end_headers()
+
+    def _allowed_hosts(self) -> set[str]:
+        port = self.server.server_address[1]
+        return {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
+
+    def _cross_site(self) -> str | None:
+        """Why a request cannot be from the quiz page on this server (DNS rebinding, another site), or None."""
+        host = (self.headers.get("Host") or "").strip().lower()
+        if host not in self._allowed_hosts():
+            return f"Host {host!r} is not this server (use http://127.0.0.1:{self.server.server_address[1]}/)"
+        origin = self.headers.get("Origin")
+        if origin is not None and origin.strip().lower() not in {f"http://{h}" for h in self._allowed_hosts()}:
+            return f"cross-origin request from {origin!r} refused"
+        if (self.headers.get("Sec-Fetch-Site") or "same-origin").lower() not in ("same-origin", "none"):
+            return "cross-site request refused"
+        return None
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base class's signature
         pass  # quiet: the answers file is the record
@@ -329,7 +371,19 @@ class QuizHandler(BaseHTTPRequestHandler):
 
     def _guard(self, fn) -> None:
         try:
+            problem = self._cross_site()
+            if problem is not None:
+                self.close_connection = True
+                self._json(403, {"error": problem})
+                return
+            if self.path.split("?")[0].startswith("/api/") and not secrets.compare_digest(
+                self.headers.get(TOKEN_HEADER) or "", self.session.token
+            ):
+                self._json(403, {"error": f"missing or wrong {TOKEN_HEADER}: only the quiz page served here may answer"})
+                return
             fn()
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            self.close_connection = True  # the client went away or stalled: nothing to answer
         except Exception as e:  # noqa: BLE001 - a server bug must answer JSON and keep serving, not print a traceback to the page
             print(f"human: internal error on {self.command} {self.path}: {type(e).__name__}: {e}", file=sys.stderr)
             self._json(500, {"error": "internal error"})
@@ -350,7 +404,7 @@ class QuizHandler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         s = self.session
         if path in ("/", "/index.html"):
-            body = PAGE.encode("utf-8")
+            body = PAGE.replace("__TOKEN__", self.session.token).encode("utf-8")
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
@@ -409,11 +463,17 @@ class QuizHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             self._json(413, {"error": f"body too large ({n} bytes; at most {MAX_BODY})"})
             return
+        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if ctype != "application/json":
+            self.close_connection = True
+            self._json(415, {"error": f"Content-Type must be application/json, got {ctype or 'none'!r}"})
+            return
         raw = self.rfile.read(n)
         try:
             body = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            self._json(400, {"error": f"malformed JSON: {e}"})
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+            reason = "nested too deeply" if isinstance(e, RecursionError) else str(e)
+            self._json(400, {"error": f"malformed JSON: {reason}"})
             return
         if not isinstance(body, dict):
             self._json(400, {"error": "expected a JSON object {\"id\", \"answer\"}"})
@@ -439,12 +499,43 @@ class QuizHandler(BaseHTTPRequestHandler):
         self._json(200, {"saved": True, "id": rec["id"], "seconds": rec["seconds"], **self.session.status()})
 
 
-def make_server(session: HumanSession, port: int) -> ThreadingHTTPServer:
+class QuizServer(ThreadingHTTPServer):
+    """One thread per request, at most ``MAX_CONNECTIONS`` at once (the rest get 503); client disconnects are quiet."""
+
+    daemon_threads = True
+
+    def __init__(self, address, handler, max_connections: int = MAX_CONNECTIONS):
+        super().__init__(address, handler)
+        self.slots = threading.BoundedSemaphore(max_connections)
+
+    def process_request(self, request, client_address):
+        if not self.slots.acquire(blocking=False):
+            body = b'{"error": "server busy, try again"}'
+            head = f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+            try:
+                request.sendall(head.encode("ascii") + body)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+    def handle_error(self, request, client_address) -> None:
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError, TimeoutError)):
+            return  # a client that went away is not an error of the server
+        super().handle_error(request, client_address)
+
+
+def make_server(session: HumanSession, port: int) -> QuizServer:
     """An HTTP server for the session on 127.0.0.1:port (0 picks a free port; see ``server_address``)."""
     handler = type("BoundQuizHandler", (QuizHandler,), {"session": session})
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
-    server.daemon_threads = True
-    return server
+    return QuizServer(("127.0.0.1", port), handler)
 
 
 PAGE = """<!doctype html>
@@ -481,12 +572,14 @@ PAGE = """<!doctype html>
 <p id="msg"></p>
 <script>
 "use strict";
+const TOKEN = "__TOKEN__";
+const api = (path, opts = {}) => fetch(path, {cache: "no-store", ...opts, headers: {...(opts.headers || {}), "X-AncientBench-Token": TOKEN}});
 let current = null, shownAt = 0, busy = false;
 const $ = (id) => document.getElementById(id);
 function setBusy(b) { busy = b; for (const L of "ABCD") $("opt-" + L).disabled = b; }
 async function next() {
   setBusy(true);
-  const r = await fetch("/api/next", {cache: "no-store"});
+  const r = await api("/api/next");
   const q = await r.json();
   if (!r.ok) { $("msg").textContent = q.error || ("error " + r.status); return; }
   if (q.done) {
@@ -514,7 +607,7 @@ async function answer(letter) {
   setBusy(true);
   const body = JSON.stringify({id: current.id, answer: letter, elapsed_ms: Math.round(performance.now() - shownAt)});
   try {
-    const r = await fetch("/api/answer", {method: "POST", headers: {"Content-Type": "application/json"}, body});
+    const r = await api("/api/answer", {method: "POST", headers: {"Content-Type": "application/json"}, body});
     const res = await r.json();
     if (!r.ok && r.status !== 409) { $("msg").textContent = res.error || ("error " + r.status); setBusy(false); return; }
   } catch (e) { $("msg").textContent = "未能存檔，請重試 Not saved, try again: " + e; setBusy(false); return; }
@@ -540,7 +633,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, required=True, help="port on 127.0.0.1 (0: any free port)")
     parser.add_argument("--n-per-task", type=int, default=None, help=f"questions sampled per task (default {DEFAULT_N_PER_TASK}; a resumed session keeps its own)")
     parser.add_argument("--out", default="results", help="output folder; the session lives in <out>/Human/ (default: ./results)")
-    parser.add_argument("--seed", type=int, default=None, help=f"sampling seed (default {DEFAULT_SEED}; a resumed session keeps its own)")
+    parser.add_argument("--seed", type=int, default=None, help="sampling seed (default: a random one, stored in the session; a resumed session keeps its own)")
     parser.add_argument("--data", default=None, help="dataset folder or JSONL question file (default: the installed dataset)")
 
 

@@ -17,8 +17,13 @@ bare letter (``target_delimiter: ""``, the paper's convention; ``--letter-style 
 ``" A"`` instead). lm-eval's ``acc`` (argmax of the letters' log-likelihoods) then picks the same letter as
 ``ancientbench eval`` (tests/test_lm_eval_export.py checks this item by item on a tiny model).
 
-The data come from the dataset folder's JSONL files (lm-eval's ``json`` loader, absolute paths), or from a
-Hub dataset repository with ``--hub-id ORG/NAME`` (published with ``ancientbench push-to-hub``).
+The folder is portable: the task files are copied into ``DIR/data/<task>/`` and read by a small loader
+``DIR/ancientbench_data.py`` (lm-eval's ``custom_dataset: !function``) that finds them beside itself, so the
+folder can be moved to another machine or path; no path of this machine is written. Alternatively the data come
+from a Hub dataset repository with ``--hub-id ORG/NAME`` (published with ``ancientbench push-to-hub``).
+
+:func:`scores_from_lm_eval` marks a run made with ``--limit`` (fewer items evaluated than the task has) as not
+``complete`` and lists the shortfall under ``limited``, as ``ancientbench eval`` does.
 """
 
 from __future__ import annotations
@@ -29,6 +34,21 @@ from pathlib import Path
 TASK_PREFIX = "ancientbench_"
 GROUP = "ancientbench"
 VERSION = 1.0
+LOADER_MODULE = "ancientbench_data"
+LOADER_SOURCE = '''"""Loads the AncientBench task data copied beside these YAMLs (written by `ancientbench export-lm-eval`)."""
+
+from pathlib import Path
+
+import datasets
+
+HERE = Path(__file__).resolve().parent
+
+
+def load(ancientbench_task, **_metadata):
+    """lm-eval's custom_dataset hook: the task's test and dev splits from data/<task>/ next to this file."""
+    files = {split: str(HERE / "data" / ancientbench_task / f"{split}.jsonl") for split in ("test", "dev")}
+    return datasets.load_dataset("json", data_files=files)
+'''
 
 
 def task_name(task: str) -> str:
@@ -46,10 +66,10 @@ def doc_to_text_template() -> str:
     return QUESTION_TEMPLATE.format(question="{{question}}", A="{{A}}", B="{{B}}", C="{{C}}", D="{{D}}")
 
 
-def task_config(task: str, *, data: Path | None = None, hub_id: str | None = None, letter_style: str = "bare") -> dict:
-    """The lm-eval config of one task, reading ``data/<task>/{test,dev}.jsonl`` of ``data`` or config ``task`` of ``hub_id``."""
+def task_config(task: str, *, hub_id: str | None = None, letter_style: str = "bare") -> dict:
+    """The lm-eval config of one task: config ``task`` of ``hub_id``, else the copy in ``data/<task>/`` beside the
+    YAML, read by ``ancientbench_data.load`` (the ``custom_dataset`` line is added when the YAML is written)."""
     from .prompts import EXEMPLAR_SEPARATOR, TEMPLATE_SHA256, TEMPLATE_VERSION, instruction, letter_prefix
-    from .schema import split_file
     from .tasks import LETTERS, get_task
 
     get_task(task)
@@ -57,8 +77,7 @@ def task_config(task: str, *, data: Path | None = None, hub_id: str | None = Non
     if hub_id:
         cfg.update(dataset_path=hub_id, dataset_name=task)
     else:
-        files = {s: str(split_file(data, task, s).resolve()) for s in ("test", "dev")}
-        cfg.update(dataset_path="json", dataset_kwargs={"data_files": files})
+        cfg.update(dataset_kwargs={"ancientbench_task": task})
     cfg.update(
         test_split="test",
         fewshot_split="dev",
@@ -99,7 +118,10 @@ def export(
     letter_style: str = "bare",
     tasks: list[str] | None = None,
 ) -> dict[str, Path]:
-    """Write the YAMLs; returns ``{task or group name: path}``. Tasks without both split files are left out."""
+    """Write the YAMLs (and, for local data, the data copy and its loader); returns ``{task or group name: path}``.
+    Tasks without both split files are left out."""
+    import shutil
+
     import yaml
 
     from . import DATASET_PATH
@@ -120,13 +142,21 @@ def export(
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
 
-    def dump(name: str, cfg: dict) -> None:
+    def dump(name: str, cfg: dict, extra: str = "") -> None:
         path = out / f"{name}.yaml"
-        path.write_text(yaml.safe_dump(cfg, allow_unicode=True, sort_keys=False, width=10_000), encoding="utf-8")
+        path.write_text(yaml.safe_dump(cfg, allow_unicode=True, sort_keys=False, width=10_000) + extra, encoding="utf-8")
         written[name] = path
 
+    if not hub_id:
+        (out / f"{LOADER_MODULE}.py").write_text(LOADER_SOURCE, encoding="utf-8")
+        for t in present:
+            for split in ("test", "dev"):
+                target = split_file(out, t, split)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(split_file(folder, t, split), target)
+    loader_line = "" if hub_id else f"custom_dataset: !function {LOADER_MODULE}.load\n"
     for t in present:
-        dump(task_name(t), task_config(t, data=folder, hub_id=hub_id, letter_style=letter_style))
+        dump(task_name(t), task_config(t, hub_id=hub_id, letter_style=letter_style), loader_line)
     groups = []
     for comp in COMPETENCIES:
         members = [task_name(t) for t in COMPETENCY_TASKS[comp] if t in present]
@@ -141,7 +171,9 @@ def scores_from_lm_eval(results: dict | str | Path) -> dict:
     """The paper's figures (the :func:`ancientbench.aggregate.aggregate` dict) from lm-eval results of these tasks.
 
     ``results`` is what ``lm_eval.simple_evaluate`` returns, or the path of the ``results_*.json`` lm-eval
-    writes with ``--output_path``. Each task's correct count is its ``acc`` times its evaluated items.
+    writes with ``--output_path``. Each task's correct count is its ``acc`` times its evaluated items. A task
+    evaluated on fewer items than it has (``--limit``) makes the result not ``complete``; ``limited`` lists
+    ``{task: {"effective", "original"}}``.
     """
     import json
 
@@ -152,17 +184,24 @@ def scores_from_lm_eval(results: dict | str | Path) -> dict:
         results = json.loads(Path(results).read_text(encoding="utf-8"))
     correct: list[bool] = []
     tasks: list[str] = []
+    limited: dict[str, dict[str, int]] = {}
     for task in TASK_NAMES:
         r = results.get("results", {}).get(task_name(task))
         if r is None:
             continue
-        n = int(results["n-samples"][task_name(task)]["effective"])
+        counts = results["n-samples"][task_name(task)]
+        n = int(counts["effective"])
+        if int(counts.get("original", n)) > n:
+            limited[task] = {"effective": n, "original": int(counts["original"])}
         k = round(r["acc,none"] * n)
         correct += [True] * k + [False] * (n - k)
         tasks += [task] * n
     if not tasks:
         raise ValueError("no ancientbench_<task> results in these lm-eval results")
-    return aggregate(correct, tasks)
+    out = aggregate(correct, tasks)
+    out["limited"] = limited
+    out["complete"] = bool(out["complete"] and not limited)
+    return out
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

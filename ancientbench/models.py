@@ -5,8 +5,8 @@
 - Dtype (``select_dtype``): ``auto`` is bfloat16 on cuda/npu (float16 on a CUDA device without bf16),
   float16 on mps, float32 on cpu; ``float32``/``bfloat16``/``float16`` override.
 - ``load_model(name_or_path, ...)`` loads a Hub id or a local folder (``revision``, ``trust_remote_code``,
-  ``device_map="auto"`` to spread a model larger than one device over all visible devices), or the
-  built-in ``tiny-random`` smoke model (:mod:`ancientbench.tiny`). The tokenizer is set to left padding
+  ``device_map="auto"`` to spread a model larger than one device over all visible devices); the backends
+  (:mod:`ancientbench.backends.hf`, ``.tiny`` for the ``tiny-random`` smoke model) call it. The tokenizer is set to left padding
   with an explicit pad token (the eos token when it has none).
 - ``model_info`` describes the model for results files: name, revision (the Hub commit when known),
   ``weights_sha256`` (of a local folder's weight files, cached by file size and mtime; or, for a model object
@@ -24,7 +24,16 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .tiny import TINY_RANDOM_NAME, cache_root, tiny_random_path
+from .errors import AncientBenchError
+from .tiny import cache_root
+
+
+class ModelError(AncientBenchError, ValueError):
+    """A device, dtype or model option that cannot be honoured."""
+
+
+class ModelNotFoundError(AncientBenchError, FileNotFoundError):
+    """The model (folder or Hub id) cannot be found or loaded."""
 
 DTYPE_NAMES = {
     "float32": "float32", "fp32": "float32", "float": "float32",
@@ -51,11 +60,11 @@ def select_device(device: str | None = None) -> str:
     if device and device != "auto":
         kind = device.split(":")[0]
         if kind == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"device {device!r} requested but torch sees no CUDA device")
+            raise ModelError(f"device {device!r} requested but torch sees no CUDA device")
         if kind == "npu" and not npu_available():
-            raise ValueError(f"device {device!r} requested but torch_npu is not installed or sees no NPU")
+            raise ModelError(f"device {device!r} requested but torch_npu is not installed or sees no NPU")
         if kind == "mps" and not torch.backends.mps.is_available():
-            raise ValueError(f"device {device!r} requested but MPS is not available")
+            raise ModelError(f"device {device!r} requested but MPS is not available")
         return device
     if torch.cuda.is_available():
         return "cuda"
@@ -84,7 +93,7 @@ def select_dtype(dtype=None, device: str = "cpu"):
     try:
         return getattr(torch, DTYPE_NAMES[dtype])
     except KeyError:
-        raise ValueError(f"unknown dtype {dtype!r}; use auto, {', '.join(sorted(DTYPE_NAMES))}") from None
+        raise ModelError(f"unknown dtype {dtype!r}; use auto, {', '.join(sorted(DTYPE_NAMES))}") from None
 
 
 def dtype_name(dtype) -> str:
@@ -111,7 +120,7 @@ def prepare_tokenizer(tokenizer):
         elif getattr(tokenizer, "unk_token", None) is not None:
             tokenizer.pad_token = tokenizer.unk_token
         else:
-            raise ValueError(f"tokenizer {getattr(tokenizer, 'name_or_path', '')!r} has no pad, eos or unk token")
+            raise ModelError(f"tokenizer {getattr(tokenizer, 'name_or_path', '')!r} has no pad, eos or unk token")
     return tokenizer
 
 
@@ -212,12 +221,12 @@ def local_model_path(name: str) -> str:
     if p.is_dir():
         return expanded
     if p.exists():
-        raise FileNotFoundError(f"model not found: {name} is a file, not a model folder (give the folder holding "
+        raise ModelNotFoundError(f"model not found: {name} is a file, not a model folder (give the folder holding "
                                 f"config.json and the weights)")
     looks_like_path = (name.startswith(("/", "./", "../", "~", ".\\", "..\\")) or name in (".", "..")
                        or "\\" in name or name.count("/") > 1 or bool(re.match(r"^[A-Za-z]:[\\/]", name)))
     if looks_like_path:
-        raise FileNotFoundError(f"model not found: {name} is not a local folder (and not a Hub id)")
+        raise ModelNotFoundError(f"model not found: {name} is not a local folder (and not a Hub id)")
     return name
 
 
@@ -286,24 +295,26 @@ def load_model(
     revision: str | None = None,
     trust_remote_code: bool = False,
     device_map: str | None = None,
-    cache_dir: str | Path | None = None,
 ) -> LoadedModel:
-    """Load a causal LM and its tokenizer (Hub id, local folder, or ``tiny-random``), in eval mode."""
+    """Load a causal LM and its tokenizer (Hub id or local folder), in eval mode. (The ``tiny-random`` smoke
+    model is a backend of its own, :mod:`ancientbench.backends.tiny`.)"""
     name = str(name_or_path)
-    smoke = name == TINY_RANDOM_NAME
-    path = str(tiny_random_path(cache_dir)) if smoke else local_model_path(name)
+    path = local_model_path(name)
     if device_map not in (None, "auto"):
-        raise ValueError(f"device_map must be 'auto' or None, got {device_map!r}")
+        raise ModelError(f"device_map must be 'auto' or None, got {device_map!r}")
     dev = select_device(device if device_map is None else (device or "auto"))
     torch_dtype = select_dtype(dtype, dev)
-    tokenizer = load_tokenizer(path, revision=revision, trust_remote_code=trust_remote_code)
     kwargs = {"revision": revision, "trust_remote_code": trust_remote_code, "dtype": torch_dtype}
     if device_map == "auto":
         kwargs["device_map"] = "auto"
-    model = causal_lm_from_pretrained(path, **kwargs)
+    try:
+        tokenizer = load_tokenizer(path, revision=revision, trust_remote_code=trust_remote_code)
+        model = causal_lm_from_pretrained(path, **kwargs)
+    except OSError as err:  # transformers: not on the Hub, offline without a cached copy, files missing
+        raise ModelNotFoundError(f"model {name!r} could not be loaded: {err}") from err
     if device_map is None:
         model = model.to(dev)
     model.eval()
     info = model_info(model, name, revision=revision, device=None if device_map else dev,
-                      local_path=path, smoke_model=smoke)
+                      local_path=path)
     return LoadedModel(model, tokenizer, info)

@@ -30,6 +30,15 @@ content verbatim (all common templates do); otherwise the whole rendering is the
 
 ``TEMPLATE_VERSION`` names this template set and ``TEMPLATE_SHA256`` hashes its text; both go into every
 results file, so results scored with different prompts can never be mixed up silently.
+
+Mode variants (:func:`build_mode_prompt`, versions and hashes from :func:`template_info`):
+
+- ``letter`` (default): the prompts above; the letter is the next token.
+- ``ppl``: the same instruction and question block (options listed, so questions that refer to them, such
+  as ``下列…``, stay answerable); the continuation scored is the *text* of each option right after
+  ``答案是：``, and each exemplar ends in its correct option's text instead of its letter.
+- ``generate``: the letter-mode prompt, always rendered as one chat user turn; the model writes its answer
+  and :mod:`ancientbench.evaluation.extract` reads the letter (the extractor's version is hashed in).
 """
 
 from __future__ import annotations
@@ -38,7 +47,12 @@ import hashlib
 import json
 from typing import Mapping, NamedTuple, Sequence
 
+from .errors import AncientBenchError
 from .tasks import LETTERS, get_task
+
+
+class PromptError(AncientBenchError, ValueError):
+    """A prompt option that does not exist, or a tokenizer that cannot render the asked prompt."""
 
 TEMPLATE_VERSION = "cmmlu-zh-1"
 
@@ -85,7 +99,7 @@ def letter_prefix(letter_style: str) -> str:
     try:
         return LETTER_STYLES[letter_style]
     except KeyError:
-        raise ValueError(f"letter_style must be one of {', '.join(LETTER_STYLES)}, got {letter_style!r}") from None
+        raise PromptError(f"letter_style must be one of {', '.join(LETTER_STYLES)}, got {letter_style!r}") from None
 
 
 def instruction(task: str) -> str:
@@ -130,7 +144,7 @@ def chat_wrap(tokenizer, parts: PromptParts) -> PromptParts:
     """
     if not getattr(tokenizer, "chat_template", None):
         name = getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__
-        raise ValueError(f"tokenizer {name!r} has no chat template; chat mode needs a chat/instruct model's tokenizer")
+        raise PromptError(f"tokenizer {name!r} has no chat template; chat mode needs a chat/instruct model's tokenizer")
     content = parts.text
     rendered = tokenizer.apply_chat_template(
         [{"role": "user", "content": content}], tokenize=False, add_generation_prompt=True
@@ -142,3 +156,50 @@ def chat_wrap(tokenizer, parts: PromptParts) -> PromptParts:
         return PromptParts("", rendered)
     cut = start + len(parts.prefix)
     return PromptParts(rendered[:cut], rendered[cut:])
+
+
+PPL_VERSION = TEMPLATE_VERSION + "+ppl-1"
+GENERATE_VERSION = TEMPLATE_VERSION + "+gen-1"
+MODE_TEMPLATES = ("letter", "ppl", "generate")
+
+
+def format_ppl_exemplar(item: Mapping[str, str]) -> str:
+    """One ppl-mode exemplar: the question block, its correct option's text, a blank line."""
+    return format_question(item) + item[item["answer"]] + EXEMPLAR_SEPARATOR
+
+
+def format_mode_exemplar(mode: str, item: Mapping[str, str], letter_style: str = "bare") -> str:
+    """An exemplar as written in ``mode``'s prompts (what is dropped, longest first, to fit the context)."""
+    return format_ppl_exemplar(item) if mode == "ppl" else format_exemplar(item, letter_style)
+
+
+def build_mode_prompt(
+    mode: str, task: str, item: Mapping[str, str], exemplars: Sequence[Mapping[str, str]] = (),
+    letter_style: str = "bare",
+) -> PromptParts:
+    """The prompt of ``item`` in ``mode`` (``letter``, ``ppl``, ``generate``), split into shared prefix and question."""
+    if mode not in MODE_TEMPLATES:
+        raise PromptError(f"mode must be one of {', '.join(MODE_TEMPLATES)}, got {mode!r}")
+    if mode == "ppl":
+        prefix = instruction(task) + "".join(format_ppl_exemplar(e) for e in exemplars)
+        return PromptParts(prefix, format_question(item))
+    return build_prompt(task, item, exemplars, letter_style)
+
+
+def template_info(mode: str = "letter") -> dict[str, str]:
+    """``{"template_version", "template_sha256"}`` of a mode's prompts (the ``prompt`` block of results)."""
+    if mode == "letter":
+        return {"template_version": TEMPLATE_VERSION, "template_sha256": TEMPLATE_SHA256}
+    if mode == "ppl":
+        spec = {"base": TEMPLATE_SHA256, "version": PPL_VERSION, "continuation": "option text after the answer cue",
+                "exemplar_answer": "option text", "normalisation": "per character"}
+        version = PPL_VERSION
+    elif mode == "generate":
+        from .evaluation.extract import EXTRACTOR_SPEC
+
+        spec = {"base": TEMPLATE_SHA256, "version": GENERATE_VERSION, "chat": CHAT_WRAPPING, "extractor": EXTRACTOR_SPEC}
+        version = GENERATE_VERSION
+    else:
+        raise ValueError(f"mode must be one of {', '.join(MODE_TEMPLATES)}, got {mode!r}")
+    digest = hashlib.sha256(json.dumps(spec, ensure_ascii=False, sort_keys=True).encode("utf-8")).hexdigest()
+    return {"template_version": version, "template_sha256": digest}

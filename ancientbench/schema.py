@@ -11,7 +11,7 @@ from .errors import AncientBenchError
 
 import json
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping, Sequence
 
 from .tasks import LETTERS, TASK_NAMES
 
@@ -92,18 +92,60 @@ def validate_rows(rows: Iterable[object], file: str | Path, *, task: str | None 
 
 
 def read_jsonl(path: str | Path) -> list[object]:
-    """Parse a JSONL file; a line that is not JSON raises a DataError naming the line."""
+    """Parse a UTF-8 JSONL file (a leading BOM and trailing blank lines are accepted); any line that is not UTF-8,
+    not JSON, holds a lone surrogate, or is blank between rows raises a DataError naming the file and line."""
     path = Path(path)
+    raw = path.read_bytes()
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    elif raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise DataError(path, 1, None, "UTF-16 text (byte-order mark found); save the file as UTF-8")
+    lines = raw.split(b"\n")
+    while lines and not lines[-1].strip():
+        lines.pop()  # trailing newline(s) at the end of the file
     rows: list[object] = []
-    with path.open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                raise DataError(path, line_no, None, "empty line")
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                raise DataError(path, line_no, None, f"not valid JSON: {e.msg}") from None
+    for line_no, line in enumerate(lines, start=1):
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise DataError(path, line_no, None, f"not UTF-8 (byte {e.start + 1} of the line is 0x{line[e.start]:02x}); save the file as UTF-8") from None
+        if not text.strip():
+            raise DataError(path, line_no, None, "empty line between rows")
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise DataError(path, line_no, None, f"not valid JSON: {e.msg} (column {e.colno})") from None
+        except RecursionError:
+            raise DataError(path, line_no, None, "not valid JSON: nested too deeply") from None
+        bad = _lone_surrogate(row)
+        if bad is not None:
+            raise DataError(path, line_no, bad, "contains a lone surrogate (\\ud800-\\udfff escape): not valid Unicode text")
+        rows.append(row)
     return rows
+
+
+def _lone_surrogate(row: object) -> str | None:
+    """The field of a parsed row whose text holds a lone UTF-16 surrogate (json accepts "\\ud800"), or None."""
+    if isinstance(row, dict):
+        for k, v in row.items():
+            if isinstance(v, str) and any("\ud800" <= ch <= "\udfff" for ch in v):
+                return str(k)
+    return None
+
+
+def reject_duplicate_ids(files: Iterable[tuple[str | Path, Sequence[Mapping[str, str]]]]) -> None:
+    """Ids must be unique across a whole question set (every task file of a folder, or one mixed file): two
+    rows with one id would overwrite each other in predictions and resume."""
+    seen: dict[str, tuple[str, int]] = {}
+    for path, rows in files:
+        for row_no, row in enumerate(rows, start=1):
+            prev = seen.get(row["id"])
+            if prev is not None:
+                raise DataError(
+                    path, row_no, "id",
+                    f"duplicate id {row['id']!r}: also {prev[0]}, row {prev[1]}; ids must be unique across the whole question set",
+                )
+            seen[row["id"]] = (str(path), row_no)
 
 
 def write_jsonl(path: str | Path, rows: Iterable[dict]) -> None:

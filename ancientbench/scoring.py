@@ -1,14 +1,17 @@
-"""Letter-logit scoring: the log-probabilities of A/B/C/D as the model's next token after each prompt.
+"""Letter-logit scoring for the ``hf`` backend: the log-probabilities of A/B/C/D as a transformers model's
+next token after each prompt (:mod:`ancientbench.backends.hf` calls it; its forward-pass helpers also serve
+that backend's ppl and generate modes).
 
-Public API (the seam ``evaluation``, ``bench/`` and multi-process runs build on):
+Public API:
 
 - :func:`score_items` ``(model, tokenizer, prompts, *, batch_size, letter_style, prefix_cache, ...) -> Scores``:
   any ``AutoModelForCausalLM`` and its tokenizer, prompts as strings or :class:`~ancientbench.prompts.PromptParts`;
   per item the four log-probabilities (log-softmax over the whole vocabulary, at the position after the
   prompt) and the argmax letter (ties go to the earlier letter).
-- :func:`score_task` ``(model, tokenizer, task, items, exemplars, *, shots, ...) -> TaskScores``: builds the
-  prompts of one task (:mod:`ancientbench.prompts`), fits them to the model's context by dropping few-shot
-  exemplars (longest first), scores them, and returns one prediction record per item
+- :func:`score_task` ``(model, tokenizer, task, items, exemplars, *, shots, ...) -> TaskScores``: one task in
+  letter mode through the evaluation layer (:func:`ancientbench.evaluation.runner.score_task` builds the
+  prompts, fits them to the model's context by dropping few-shot exemplars, longest first) and the hf
+  backend; one prediction record per item
   ``{"id", "task", "gold", "pred", "logprobs", "shots_used"}``; ``on_batch`` receives the records of each
   finished batch (used to append predictions to disk as they are made).
 
@@ -52,7 +55,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
-from .prompts import PromptParts, build_prompt, chat_wrap, format_exemplar, letter_prefix
+from .prompts import PromptParts, format_exemplar, letter_prefix
 from .tasks import LETTERS, get_task
 
 PREFIX_CACHE_MODES = ("auto", True, False)
@@ -60,6 +63,10 @@ PREFIX_CACHE_MODES = ("auto", True, False)
 
 class LetterTokenError(AncientBenchError, ValueError):
     """The answer letter is not exactly one new token after the prompt for this tokenizer."""
+
+
+class ScoringOptionError(AncientBenchError, ValueError):
+    """A scoring option (batch size, prefix cache) with a value it cannot take."""
 
 
 class ContextLengthError(AncientBenchError, ValueError):
@@ -108,7 +115,7 @@ def leading_special_ids(tokenizer) -> list[int]:
     for start in range(len(with_special) - n + 1):
         if with_special[start : start + n] == plain:
             return with_special[:start]
-    raise ValueError(f"tokenizer {tokenizer_name(tokenizer)} changes a text's tokens when adding special tokens")
+    raise LetterTokenError(f"tokenizer {tokenizer_name(tokenizer)} changes a text's tokens when adding special tokens")
 
 
 class _Encoder:
@@ -367,7 +374,7 @@ def check_batch_size(batch_size) -> int | AutoBatchSize:
     if batch_size == "auto":
         return AutoBatchSize()
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be an int >= 1 or 'auto', got {batch_size!r}")
+        raise ScoringOptionError(f"batch_size must be an int >= 1 or 'auto', got {batch_size!r}")
     return batch_size
 
 
@@ -379,7 +386,7 @@ ATTENTION_LAYER_TYPES = {"full_attention"}
 def _resolve_prefix_cache(model, prefix_cache) -> bool:
     """``auto``: reuse prefixes for transformers-native models whose layers are all attention layers."""
     if prefix_cache not in PREFIX_CACHE_MODES:
-        raise ValueError(f"prefix_cache must be 'auto', True or False, got {prefix_cache!r}")
+        raise ScoringOptionError(f"prefix_cache must be 'auto', True or False, got {prefix_cache!r}")
     if prefix_cache != "auto":
         return bool(prefix_cache)
     # Remote-code models (transformers_modules.*) may keep legacy tuple caches; recurrent/linear-attention layers
@@ -544,96 +551,31 @@ def score_task(
     progress=None,
     on_batch: Callable[[list[dict]], None] | None = None,
 ) -> TaskScores:
-    """Score the items of one task ``shots``-shot with the first ``shots`` of ``exemplars`` (its dev split).
+    """Score the items of one task ``shots``-shot with the first ``shots`` of ``exemplars`` (its dev split), in
+    letter mode, through the evaluation layer (:func:`ancientbench.evaluation.runner.score_task`: prompts,
+    context fitting) and the ``hf`` backend (this module's scorer).
 
     Returns a :class:`TaskScores` whose ``records`` follow the order of ``items``; ``on_batch(records)`` gets
     each finished batch's records (items too long for the context come first, as error records).
     """
+    from .backends.hf import HFBackend
+    from .evaluation.runner import score_task as run_task
+    from .evaluation.settings import Settings
+
     get_task(task)
     if shots < 0:
-        raise ValueError(f"shots must be >= 0, got {shots}")
-    if len(exemplars) < shots:
-        raise ValueError(f"task {task!r}: {shots}-shot needs {shots} dev exemplars, only {len(exemplars)} available")
-    shots_list = list(exemplars[:shots])
-    limit = context_limit(model, tokenizer, max_length)
-    drop = exemplar_drop_order(tokenizer, shots_list, letter_style)
-    kept_by_dropped = [[e for j, e in enumerate(shots_list) if j not in set(drop[:d])] for d in range(shots + 1)]
-    encoder = _Encoder(tokenizer, add_special_tokens=not chat)
-
-    def parts_for(item, dropped: int) -> PromptParts:
-        p = build_prompt(task, item, kept_by_dropped[dropped], letter_style)
-        return chat_wrap(tokenizer, p) if chat else p
-
-    dropped = [0] * len(items)
-    ids: dict[int, list[int]] = {}  # token ids of the prompt each item is scored with
-    pending = list(range(len(items)))
-    too_long: list[int] = []
-    while pending:
-        encoded = encoder([parts_for(items[i], dropped[i]).text for i in pending])
-        retry = []
-        for i, x in zip(pending, encoded):
-            if limit is None or len(x) <= limit:
-                ids[i] = x
-            elif dropped[i] < shots:
-                dropped[i] += 1
-                retry.append(i)
-            else:
-                too_long.append(i)
-                ids[i] = x
-        pending = retry
-    too_long_set = set(too_long)
-    scored = [i for i in range(len(items)) if i not in too_long_set]
-    records: list[dict | None] = [None] * len(items)
-
-    def record(i: int, row: list[float] | None, error: str | None = None) -> dict:
-        it = items[i]
-        rec = {
-            "id": it["id"],
-            "task": task,
-            "gold": it["answer"],
-            "pred": _argmax(row) if row is not None else None,
-            "logprobs": row,
-            "shots_used": shots - dropped[i],
-        }
-        if error:
-            rec["error"] = error
-        return rec
-
-    error_records = []
-    for i in too_long:
-        n = len(ids[i])
-        records[i] = record(i, None, f"question alone is {n} tokens, longer than the model's context of {limit}")
-        error_records.append(records[i])
-    if error_records and on_batch is not None:
-        on_batch(error_records)
-    if progress is not None and too_long:
-        progress.update(len(too_long))
-
-    parts = [parts_for(items[i], dropped[i]) for i in scored]
-    encs, letter_ids = _encode(
-        tokenizer, parts, letter_style, not chat, full=[ids[i] for i in scored],
-        names=[f"item {items[i]['id']!r}" for i in scored],
-    )
-
-    def sink(chunk: list[int], rows: list[list[float]]) -> None:
-        batch = []
-        for k, row in zip(chunk, rows):
-            records[scored[k]] = record(scored[k], row)
-            batch.append(records[scored[k]])
-        if on_batch is not None:
-            on_batch(batch)
-
-    _, cached, used = _score_encoded(
-        model, encs, letter_ids, _pad_id(tokenizer), batch_size=batch_size,
-        use_cache=_resolve_prefix_cache(model, prefix_cache), progress=progress, on_batch=sink,
-    )
+        raise ScoringOptionError(f"shots must be >= 0, got {shots}")
+    backend = HFBackend(model, tokenizer, batch_size=batch_size, prefix_cache=prefix_cache, max_length=max_length)
+    settings = Settings(mode="letter", shots=shots, letter_style=letter_style, chat=chat)
+    run = run_task(backend, settings, task, items, exemplars, progress=progress, on_batch=on_batch)
+    stats = backend.stats()
     return TaskScores(
-        records=records,  # type: ignore[arg-type]
-        letter_token_ids=letter_ids,
-        fewshot_truncated_items=sum(1 for i in range(len(items)) if dropped[i] > 0),
-        too_long_items=[items[i]["id"] for i in too_long],
-        prefix_cache_items=cached,
-        batch_size=used,
+        records=run.records,
+        letter_token_ids=backend.letter_token_ids or {},
+        fewshot_truncated_items=run.fewshot_truncated_items,
+        too_long_items=run.too_long_items,
+        prefix_cache_items=backend.prefix_cache_items,
+        batch_size=stats["batch_size_used"],
     )
 
 

@@ -113,8 +113,8 @@ def test_option_recurrence():
 
 def test_quality_imports_no_task_builder():
     code = ("import sys, ancientbench.quality.audit, ancientbench.builders.debias; "
-            "bad = [m for m in sys.modules if m.split('.')[-1] in %r]; print(bad); sys.exit(1 if bad else 0)" % (TASK_NAMES,))
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+            f"bad = [m for m in sys.modules if m.split('.')[-1] in {TASK_NAMES!r}]; print(bad); sys.exit(1 if bad else 0)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -143,14 +143,14 @@ def test_balanced_unbiased_set_passes(tmp_path, capsys):
         opts = chars[i % 4 :] + chars[: i % 4]  # rotate so the gold letter holds each character in turn
         opts = [opts[(j - i) % 4] for j in range(4)]
         rows.append(_row(i, "phonetic_loan", f"題目{i}", opts, gold))
-    _write(tmp_path, "phonetic_loan", rows)
+    _write(tmp_path, "phonetic_loan_user", rows)  # a variant config: no minimum size
     report = audit.audit_folder(tmp_path, freq=FREQ)
-    entry = report["configs"]["phonetic_loan"]
+    entry = report["configs"]["phonetic_loan_user"]
     assert entry["violations"] == [], entry
     assert all(abs(v - 0.25) < 1e-9 for v in entry["balance"].values())
     assert _main(["--data", str(tmp_path), "--strict", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["configs"]["phonetic_loan"]["strategies"]["longest"] == pytest.approx(0.25)
+    assert out["configs"]["phonetic_loan_user"]["strategies"]["longest"] == pytest.approx(0.25)
 
 
 def test_minimum_size_and_table(tmp_path, capsys):
@@ -192,3 +192,34 @@ def test_most_central_catches_one_edit_distractors(tmp_path):
     # the 2x2 design (E1, E2, E1+E2) puts every option at the same distance from the others
     two_by_two = [answer, "學了又按時溫習它不也很痛苦嗎", "聽了又按時溫習它不也很愉快嗎", "聽了又按時溫習它不也很痛苦嗎"]
     assert _credits("題", two_by_two, 0)["most_central"] < 1.0
+
+
+def test_task_rows_hold_kind_and_minimum_size():
+    from ancientbench.tasks import (
+        CURATED_TASKS,
+        DATASET_VERSION,
+        GENERATED_TASKS,
+        MIN_TEST_SIZES,
+        get_task,
+    )
+
+    assert set(GENERATED_TASKS) == {"radical", "radical_meaning", "pronunciation", "phonetic_radical", "homophone",
+                                    "tradoc_word", "cloze"}
+    assert set(CURATED_TASKS) == {"excdoc_word", "phonetic_loan", "translation"}
+    assert MIN_TEST_SIZES["radical"] == 4000 and get_task("phonetic_radical").min_test == 2500
+    assert get_task("radical_meaning").min_test == 300 and get_task("translation").min_test == 1000
+    assert DATASET_VERSION == "2.0.0"
+
+
+def test_changelog_shows_before_and_after(tmp_path):
+    from ancientbench.card import render_card, render_changelog
+
+    rows = [_row(i, "homophone", f"下列哪個字與「{c}」在《廣韻》中同音？", ["水", "工", "可", "口"], LETTERS[i % 4])
+            for i, c in enumerate("東西南北")]
+    _write(tmp_path, "homophone", rows)
+    text = render_changelog(tmp_path)
+    assert "Dataset version **2.0.0**" in text and "`data-v1.0.0`" in text and "### 2.0.0" in text
+    line = next(x for x in text.splitlines() if x.startswith("| same_syllable_tone |"))
+    assert "**32.7** → " in line  # the saved version-1 figure, then the one computed from the files
+    card = render_card(tmp_path, "# card\n\n## Data quality\n", changelog_block=text)
+    assert card.index("## Changelog") < card.index("## Data quality") and "BEGIN GENERATED: changelog" in card

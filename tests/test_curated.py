@@ -23,8 +23,8 @@ from support import REPO_ROOT
 
 CURATED = cur.CURATED_TASKS
 # phonetic_loan: 501 in version 1; re-optioned for version 2, 164 entries that could not be re-optioned
-# soundly were dropped (see builders/phonetic_loan.py and the build report)
-MIN_TEST = {"translation": 1000, "phonetic_loan": 330, "excdoc_word": 300}
+# soundly were dropped (see builders/phonetic_loan.py)
+MIN_TEST = {"translation": 500, "phonetic_loan": 330, "excdoc_word": 500}
 SHARED_SAMPLE = Path(REPO_ROOT).parent / "shared" / "sources" / "classical-modern-sample"
 
 
@@ -125,10 +125,11 @@ def test_validator_translation_errors_and_excdoc_word(tmp_path):
     assert cur.load_entries("translation", path=_write_lines(tmp_path / "t.jsonl", [tr]))
     _reject(tmp_path, [dict(tr, errors=["negation", "bogus", "negation+bogus"])], "errors", "bad error label", task="translation")
     ex = {"key": "y", "document": "睡虎地秦簡《法律答問》", "citation": "睡虎地秦簡《法律答問》", "context": "士伍甲", "word": "士伍",
-          "answer": "沒有爵位的成年男子", "distractors": ["軍中五人一組的編制", "擁有最低爵位的人", "讀書求仕的士人"], "rationale": "r",
-          "author": "a", "reviewer": "", "blind_answer": ""}
-    assert cur.load_entries("excdoc_word", path=_write_lines(tmp_path / "e.jsonl", [ex]))
+          "gloss": "士伍", "author": "a", "reviewer": "", "blind_answer": ""}
+    (got,) = cur.load_entries("excdoc_word", path=_write_lines(tmp_path / "e.jsonl", [ex]))
+    assert got["answer"] == "沒有爵位的成年男子" and len(got["distractors"]) == 3 and "「士伍」" in got["rationale"]
     _reject(tmp_path, [dict(ex, word="公士")], "word", "does not occur in the context", task="excdoc_word")
+    _reject(tmp_path, [dict(ex, gloss="士卒")], "gloss", "unknown glossary id", task="excdoc_word")
 
 
 def test_length_giveaway_rule():
@@ -163,7 +164,7 @@ def test_transmitted_contexts_verbatim_in_classics(entries, corpus):
             assert any(e["context"] in t for t in texts), f"{task} {e.key}: context not verbatim in chinese-poetry: {e['context']!r}"
             assert any(m.how == "original" for m in corpus.contains(e["context"])), e.key
             checked += 1
-    assert checked >= 1000
+    assert checked >= 250
 
 
 def test_loan_pairs_agree_with_phonology(entries):

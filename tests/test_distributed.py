@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from ancientbench import distributed
+from ancientbench.evaluation import distributed
 from ancientbench.evaluation import PredictionStore, ResumeError, evaluate_model
 
 from support import REPO_ROOT, read_jsonl

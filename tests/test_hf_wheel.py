@@ -1,8 +1,14 @@
-"""A non-editable wheel ships the dataset folder (card + data) and the metric folder, and both load from it.
+"""A non-editable wheel ships the dataset folder (card + data) and the metric folder, and both load from it;
+an sdist holds everything a wheel is built from; the wheel installed into a fresh venv works from any folder.
 
 Builds the wheel offline from a copy of the working tree (no build isolation: setuptools comes from the
 venv, pinned in requirements/constraints.txt), installs it with --target into a temporary folder, and
 runs evaluate.load / load_dataset from a third directory in a subprocess that imports only that copy.
+The sdist is built with setuptools' PEP 517 hook, a wheel is built from the unpacked sdist, and that wheel is
+installed (``pip install --no-deps``) into a new venv whose dependencies come from this venv's site-packages
+through a ``.pth`` line (so the editable install of the checkout is not seen); from an empty folder it runs the
+README's calls: ``ancientbench register``, ``load_dataset("ancientbench", cfg)``,
+``evaluate.load("ancientbench_metric")`` and ``ancientbench eval --model tiny-random --limit 2``.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from ancientbench.card import card_configs, present_configs
-from ancientbench.schema import SPLITS, split_file
+from ancientbench.schema import SPLITS, load_split, split_file
 
 REPO = Path(__file__).resolve().parents[1]
 TOP_LEVEL_SKIP = {".git", ".venv", ".sources", "build", "dist", "runs", "results", ".pytest_cache", "notebooks", "tests"}
@@ -87,7 +93,76 @@ def test_installed_wheel_loads_metric_and_dataset_from_elsewhere(wheel_install):
     assert Path(out["metric_path"]).resolve() == (site / "ancientbench_metric").resolve()
     assert Path(out["dataset_path"]).resolve() == (site / "ancientbench").resolve()
     assert out["average"] == 0.5
-    from ancientbench.schema import load_split
-
     for cfg in configs:
         assert out["sizes"][cfg] == {s: len(load_split(REPO / "ancientbench", cfg, s)) for s in SPLITS}
+
+
+@pytest.fixture(scope="module")
+def sdist_venv(tmp_path_factory):
+    import sysconfig
+    import tarfile
+
+    from setuptools import build_meta  # noqa: F401 - the PEP 517 backend the sdist is built with
+
+    root = tmp_path_factory.mktemp("sdist")
+    src = root / "src"
+    shutil.copytree(REPO, src, ignore=IGNORE)
+    dist = root / "dist"
+    dist.mkdir()
+    build = "import sys; from setuptools import build_meta as b; print(b.build_sdist(sys.argv[1]))"
+    name = subprocess.run([sys.executable, "-c", build, str(dist)], cwd=src, check=True, capture_output=True, text=True).stdout.split()[-1]
+    sdist = dist / name
+    with tarfile.open(sdist) as tar:
+        tar.extractall(root / "unpacked", filter="data")
+    (unpacked,) = (root / "unpacked").iterdir()
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(root / "wheels"), str(unpacked)], check=True)
+    (wheel,) = (root / "wheels").glob("ancientbench-*.whl")
+    venv = root / "venv"
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(venv)], check=True)
+    vpy = venv / "bin" / "python"
+    vsite = Path(subprocess.run([vpy, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], check=True, capture_output=True, text=True).stdout.strip())
+    (vsite / "_ancientbench_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    # pip run by the new venv's own python (pip itself comes through the .pth), so scripts point at that python
+    # --ignore-installed: pip sees the checkout's editable install through the .pth and must not uninstall it
+    subprocess.run([vpy, "-m", "pip", "--disable-pip-version-check", "-q", "install", "--no-deps", "--no-index", "--ignore-installed", str(wheel)], check=True)
+    return sdist, venv, root
+
+
+def test_sdist_wheel_in_a_fresh_venv_runs_the_readme_calls(sdist_venv):
+    sdist, venv, root = sdist_venv
+    import tarfile
+
+    with tarfile.open(sdist) as tar:
+        names = tar.getnames()
+    for f in ("pyproject.toml", "README.md", "ancientbench/README.md", "metrics/ancientbench_metric/ancientbench_metric.py", "ancientbench/data/cloze/test.jsonl"):
+        assert any(n.endswith(f) for n in names), f
+    work = root / "empty"
+    work.mkdir()
+    env = dict(os.environ, HF_HOME=str(root / "hf"), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_EVALUATE_OFFLINE="1")
+    env.pop("PYTHONPATH", None)
+    exe = venv / "bin" / "ancientbench"
+    for args in ([str(exe), "register"], [str(exe), "eval", "--model", "tiny-random", "--tasks", "cloze", "radical", "--limit", "2", "--shots", "0", "--output", str(work / "results")]):
+        proc = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, (args, proc.stderr[-3000:])
+    script = textwrap.dedent(
+        """
+        import json
+        import ancientbench, datasets, evaluate
+        m = evaluate.load("ancientbench_metric")
+        print(json.dumps({
+            "package": ancientbench.__file__,
+            "rows": datasets.load_dataset("ancientbench", "cloze")["test"].num_rows,
+            "average": m.compute(predictions=["A"], references=["A"], tasks=["cloze"], n_resamples=0)["average"],
+        }))
+        """
+    )
+    proc = subprocess.run([str(venv / "bin" / "python"), "-c", script], cwd=work, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert Path(out["package"]).resolve().is_relative_to(venv.resolve())  # the installed wheel, not the checkout
+    assert out["rows"] == len(load_split(REPO / "ancientbench", "cloze", "test")) and out["average"] == 1.0
+    assert list((work / "results").rglob("results_0shot.json"))
+    # the fresh venv's install left this environment's own ancientbench alone
+    here = subprocess.run([sys.executable, "-c", "import ancientbench; print(ancientbench.__file__)"], cwd=work, capture_output=True, text=True)
+    assert here.returncode == 0 and not Path(here.stdout.strip()).resolve().is_relative_to(venv.resolve()), here.stderr[-2000:]

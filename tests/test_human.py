@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from ancientbench import human
-from ancientbench.schema import write_jsonl
+from ancientbench.schema import DataError, write_jsonl
 
 REPO = Path(__file__).resolve().parent.parent
 TASKS = ("radical", "pronunciation", "cloze")
@@ -53,14 +53,25 @@ def served(dataset, tmp_path):
     server = human.make_server(session, 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    TOKENS[server.server_address[1]] = session.token
     yield session, server.server_address[1]
     server.shutdown()
     server.server_close()
 
 
+TOKENS: dict[int, str] = {}  # port -> the session token the page would carry
+
+
 def request(port: int, method: str, path: str, body: bytes | None = None, headers: dict | None = None):
+    """A request as the quiz page makes it (token, JSON content type), unless ``headers`` say otherwise."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    conn.request(method, path, body=body, headers=headers or {})
+    headers = dict(headers or {})
+    if port in TOKENS:
+        headers.setdefault(human.TOKEN_HEADER, TOKENS[port])
+    if body is not None:
+        headers.setdefault("Content-Type", "application/json")
+    headers = {k: v for k, v in headers.items() if v is not None}  # None: leave the header out
+    conn.request(method, path, body=body, headers=headers)
     resp = conn.getresponse()
     data = resp.read()
     conn.close()
@@ -114,7 +125,8 @@ def test_answers_results_and_bad_requests(served, dataset, tmp_path):
         assert ctype.startswith("application/json") and text in json.loads(data)["error"], (method, path, data)
         assert b"Traceback" not in data
     # a request without Content-Length, and a broken request line, straight on the socket
-    for raw, code in ((b"POST /api/answer HTTP/1.1\r\nHost: x\r\n\r\n", 411), (b"GET / HTTP/1.x\r\n\r\n", 400), (b"GARBAGE\r\n\r\n", 400)):
+    auth = f"Host: 127.0.0.1:{port}\r\n{human.TOKEN_HEADER}: {session.token}\r\n".encode()
+    for raw, code in ((b"POST /api/answer HTTP/1.1\r\n" + auth + b"\r\n", 411), (b"GET / HTTP/1.x\r\n\r\n", 400), (b"GARBAGE\r\n\r\n", 400)):
         with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
             s.sendall(raw)
             s.shutdown(socket.SHUT_WR)
@@ -266,7 +278,103 @@ def test_quiz_in_headless_chromium(dataset, tmp_path):
     assert {p["id"]: p["pred"] for p in preds} == answered
     assert all(p["seconds"] is not None and p["seconds"] >= 0 for p in preds)
     # and report shows it as the Human row
-    from ancientbench import report
+    from ancientbench.reports import results
 
-    r = report.load_result(out / "Human" / "results_0shot.json")
+    r = results.load_result(out / "Human" / "results_0shot.json")
     assert r.is_human and r.figures["micro_accuracy"] == pytest.approx(0.5)
+
+
+def test_only_the_participants_page_can_write(served):
+    session, port = served
+    item = session.plan[0]
+    answer = json.dumps({"id": item, "answer": "A"}).encode()
+    page = f"http://127.0.0.1:{port}"
+    refused = [
+        # a cross-site "simple" form post: text/plain, foreign Origin, no token
+        ({"Content-Type": "text/plain", "Origin": "http://evil.example", human.TOKEN_HEADER: None}, 403, "cross-origin"),
+        ({"Origin": "http://evil.example"}, 403, "cross-origin"),
+        ({"Host": f"evil.example:{port}"}, 403, "is not this server"),  # DNS rebinding
+        ({"Sec-Fetch-Site": "cross-site"}, 403, "cross-site"),
+        ({human.TOKEN_HEADER: None}, 403, human.TOKEN_HEADER),
+        ({human.TOKEN_HEADER: "guessed"}, 403, human.TOKEN_HEADER),
+        ({"Content-Type": "text/plain", "Origin": page}, 415, "application/json"),
+    ]
+    for headers, code, text in refused:
+        status, _, data = request(port, "POST", "/api/answer", answer, headers)
+        assert status == code and text in json.loads(data)["error"], (headers, status, data)
+    assert request(port, "GET", "/api/next", headers={human.TOKEN_HEADER: None})[0] == 403
+    assert not session.answers_file.exists()  # nothing refused was recorded
+    status, _, _ = request(port, "POST", "/api/answer", answer, {"Origin": page, "Sec-Fetch-Site": "same-origin"})
+    assert status == 200  # the page's own request still works (no 409: the refused ones left no trace)
+
+
+def test_page_carries_the_token_and_refuses_framing(served):
+    session, port = served
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", "/")
+    resp = conn.getresponse()
+    page = resp.read().decode()
+    assert session.token in page
+    assert resp.getheader("X-Frame-Options") == "DENY" and "frame-ancestors 'none'" in resp.getheader("Content-Security-Policy")
+    conn.close()
+
+
+def test_malformed_bodies_are_400_never_500(served):
+    session, port = served
+    for body in (b"[" * 100_000 + b"]" * 100_000, b'{"id": ' * 50_000, b"\xff\xfe", b'"just a string"'):
+        status, _, data = request(port, "POST", "/api/answer", body[: human.MAX_BODY])
+        assert status == 400, (body[:20], status, data)
+
+
+def test_idle_connections_time_out_and_the_pool_is_bounded(dataset, tmp_path, monkeypatch):
+    monkeypatch.setattr(human.QuizHandler, "timeout", 1)
+    session = human.HumanSession(tmp_path / "out", dataset, n_per_task=1, seed=1)
+    server = human.QuizServer(("127.0.0.1", 0), type("H", (human.QuizHandler,), {"session": session}), max_connections=2)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    try:
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(2)]
+        for s in idle:
+            s.sendall(b"GET / HTTP/1.1\r\n")  # never finished
+        time.sleep(0.3)
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+            assert s.recv(100).split()[1] == b"503"  # both slots held: refused, not a new thread
+        for s in idle:
+            assert s.recv(100) == b""  # closed by the server after the 1 s socket timeout
+            s.close()
+        time.sleep(0.2)
+        TOKENS[port] = session.token
+        assert request(port, "GET", "/api/status")[0] == 200  # slots free again
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_client_disconnects_print_no_traceback(dataset, tmp_path, capsys):
+    session = human.HumanSession(tmp_path / "out", dataset, n_per_task=1, seed=1)
+    server = human.make_server(session, 0)
+    try:
+        try:
+            raise BrokenPipeError(32, "Broken pipe")
+        except BrokenPipeError:
+            server.handle_error(None, ("127.0.0.1", 1))
+    finally:
+        server.server_close()
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_default_seed_is_random_and_stored(dataset, tmp_path):
+    a = human.HumanSession(tmp_path / "a", dataset, n_per_task=2)
+    b = human.HumanSession(tmp_path / "b", dataset, n_per_task=2)
+    assert a.seed != b.seed
+    assert json.loads(a.session_file.read_text())["seed"] == a.seed
+    assert human.HumanSession(tmp_path / "a").plan == a.plan  # resume keeps the stored seed and sample
+
+
+def test_ids_must_be_unique_across_the_whole_folder(dataset, tmp_path):
+    rows = [json.loads(x) for x in (dataset / "data" / "cloze" / "test.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows[2]["id"] = "radical-1"  # the same id as an item of another task
+    write_jsonl(dataset / "data" / "cloze" / "test.jsonl", rows)
+    with pytest.raises(DataError, match=r"cloze/test.jsonl, row 3.*duplicate id 'radical-1': also .*radical/test.jsonl, row 2"):
+        human.HumanSession(tmp_path / "out", dataset, n_per_task=2, seed=1)

@@ -7,6 +7,7 @@ lm-eval (0.4.x) is an optional test dependency (the ``test`` extra); without it 
 from __future__ import annotations
 
 import argparse
+import shutil
 
 import pytest
 import yaml
@@ -21,11 +22,34 @@ lm_eval = pytest.importorskip("lm_eval", reason="lm-eval is an optional test dep
 FIXTURE_TASKS = ("radical", "radical_meaning", "homophone", "excdoc_word", "cloze")  # tests/conftest.py
 
 
+class _Loader(yaml.SafeLoader):
+    """Reads lm-eval YAMLs: `!function module.name` as its text."""
+
+
+_Loader.add_constructor("!function", lambda loader, node: f"!function {loader.construct_scalar(node)}")
+
+
+def read_yaml(path):
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+
+
 @pytest.fixture(scope="module")
 def exported(fixture_data, tmp_path_factory):
-    out = tmp_path_factory.mktemp("lm_eval_tasks")
-    written = lm_eval_export.export(out, data=fixture_data)
+    """Exported in one folder, then moved: the folder must hold everything lm-eval needs (no absolute paths)."""
+    first = tmp_path_factory.mktemp("lm_eval_first")
+    lm_eval_export.export(first, data=fixture_data)
+    out = tmp_path_factory.mktemp("lm_eval_moved") / "tasks"
+    shutil.move(str(first), str(out))
+    written = {p.stem: p for p in out.glob("*.yaml")}
     return out, written
+
+
+def test_exported_folder_is_portable(exported, fixture_data):
+    out, written = exported
+    for path in [*written.values(), out / "ancientbench_data.py"]:
+        text = path.read_text(encoding="utf-8")
+        assert str(fixture_data) not in text and "lm_eval_first" not in text and "/tmp" not in text, path
+    assert (out / "data" / "radical" / "test.jsonl").read_bytes() == (fixture_data / "data" / "radical" / "test.jsonl").read_bytes()
 
 
 def test_export_writes_tasks_and_groups(exported, fixture_data):
@@ -35,23 +59,22 @@ def test_export_writes_tasks_and_groups(exported, fixture_data):
         + ["_ancientbench", "_ancientbench_competency_glyph", "_ancientbench_competency_pronunciation",
            "_ancientbench_competency_meaning", "_ancientbench_competency_context"]
     )
-    cfg = yaml.safe_load((out / "ancientbench_radical.yaml").read_text(encoding="utf-8"))
-    assert cfg["dataset_path"] == "json"
-    assert cfg["dataset_kwargs"]["data_files"]["dev"] == str((fixture_data / "data" / "radical" / "dev.jsonl").resolve())
+    cfg = read_yaml(out / "ancientbench_radical.yaml")
+    assert cfg["custom_dataset"] == "!function ancientbench_data.load" and cfg["dataset_kwargs"] == {"ancientbench_task": "radical"}
     assert (cfg["test_split"], cfg["fewshot_split"], cfg["fewshot_config"]) == ("test", "dev", {"sampler": "first_n"})
     assert cfg["description"] == instruction("radical")
     assert cfg["doc_to_text"] == "题目：{{question}}\nA. {{A}}\nB. {{B}}\nC. {{C}}\nD. {{D}}\n答案是："
     assert (cfg["doc_to_choice"], cfg["doc_to_target"], cfg["target_delimiter"]) == (list(LETTERS), "answer", "")
-    glyph = yaml.safe_load((out / "_ancientbench_competency_glyph.yaml").read_text(encoding="utf-8"))
+    glyph = read_yaml(out / "_ancientbench_competency_glyph.yaml")
     assert glyph["task"] == ["ancientbench_radical", "ancientbench_radical_meaning"]
     assert glyph["aggregate_metric_list"][0]["weight_by_size"] is False
-    top = yaml.safe_load((out / "_ancientbench.yaml").read_text(encoding="utf-8"))
+    top = read_yaml(out / "_ancientbench.yaml")
     assert top["task"] == [f"ancientbench_competency_{c}" for c in ("glyph", "pronunciation", "meaning", "context")]
 
 
 def test_space_style_and_hub_source(tmp_path, fixture_data):
     written = lm_eval_export.export(tmp_path, data=fixture_data, letter_style="space", tasks=["cloze"])
-    cfg = yaml.safe_load(written["ancientbench_cloze"].read_text(encoding="utf-8"))
+    cfg = read_yaml(written["ancientbench_cloze"])
     assert cfg["target_delimiter"] == " " and cfg["metadata"]["letter_style"] == "space"
     assert sorted(written) == ["_ancientbench", "_ancientbench_competency_context", "ancientbench_cloze"]
     hub = lm_eval_export.task_config("cloze", hub_id="org/ancientbench")
@@ -117,3 +140,12 @@ def test_lm_eval_predictions_equal_ancientbench(tiny_model, fixture_data, export
     assert paper["average"] == pytest.approx(ours["average"])
     assert paper["competencies"] == pytest.approx(ours["competencies"])
     assert set(COMPETENCY_TASKS) == set(paper["competencies"])
+    assert paper["limited"] == {} and paper["complete"] is False  # five of the ten tasks
+
+
+def test_scores_from_lm_eval_flags_limited_runs():
+    full = {"results": {"ancientbench_cloze": {"acc,none": 0.5}}, "n-samples": {"ancientbench_cloze": {"original": 4, "effective": 4}}}
+    assert lm_eval_export.scores_from_lm_eval(full)["limited"] == {}
+    limited = {"results": {"ancientbench_cloze": {"acc,none": 0.5}}, "n-samples": {"ancientbench_cloze": {"original": 4000, "effective": 4}}}
+    r = lm_eval_export.scores_from_lm_eval(limited)
+    assert r["limited"] == {"cloze": {"effective": 4, "original": 4000}} and r["complete"] is False

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import ancientbench
+import ancientbench.tasks
 from ancientbench.aggregate import aggregate, bootstrap_ci
 from ancientbench.tasks import TASK_NAMES
 
@@ -197,16 +198,71 @@ def test_card_example(metric):
         ({"predictions": ["A"], "references": [""], "tasks": ["radical"]}, r"references\[0\]: invalid label ''"),
         ({"predictions": [1], "references": [-1], "tasks": ["radical"]}, r"references\[0\]: invalid label -1"),
         ({"predictions": ["A", "B"], "references": ["A", "B"], "tasks": ["radical", "Radical"]}, r"tasks\[1\]: unknown task 'Radical'"),
-        ({"predictions": ["A", "B"], "references": ["A"], "tasks": ["radical", "cloze"]}, r"Mismatch in the number of predictions \(2\) and references \(1\)"),
-        ({"predictions": ["A"], "references": ["A"], "tasks": ["radical", "cloze"]}, r"Mismatch in the number"),
+        ({"predictions": ["A", "B"], "references": ["A"], "tasks": ["radical", "cloze"]}, r"length mismatch: 2 predictions, 1 references, 2 tasks"),
+        ({"predictions": ["A"], "references": ["A"], "tasks": ["radical", "cloze"]}, r"length mismatch: 1 predictions, 1 references, 2 tasks"),
+        ({"predictions": [True], "references": ["A"], "tasks": ["radical"]}, r"predictions\[0\]: invalid label True"),
+        ({"predictions": ["A"], "references": [False], "tasks": ["radical"]}, r"references\[0\]: invalid label False"),
+        ({"predictions": [], "references": [], "tasks": []}, r"no items to score"),
+        ({"predictions": ["A"], "references": ["A"]}, r"tasks is missing"),
+        ({"predictions": ["A"], "references": ["A"], "tasks": ["radical"], "n_resamples": -1}, r"n_resamples"),
     ],
 )
 def test_clear_errors(kwargs, message):
     import evaluate
 
-    metric = evaluate.load(ancientbench.METRIC_PATH)  # a fresh instance: evaluate keeps state after a failed batch
+    metric = evaluate.load(ancientbench.METRIC_PATH)
     with pytest.raises(ValueError, match=message):
         metric.compute(**kwargs)
+    # inputs are checked before evaluate stores anything: the same object scores the next valid call
+    r = metric.compute(predictions=["A", 1], references=["A", "B"], tasks=["radical", "cloze"], n_resamples=0)
+    assert r["micro_accuracy"] == 1.0 and r["n"] == 2
+
+
+def test_a_rejected_batch_leaves_earlier_batches_intact(metric):
+    metric.add_batch(predictions=["A", None], references=["A", "B"], tasks=["cloze", "cloze"])
+    with pytest.raises(ValueError, match=r"predictions\[1\]: invalid label 'Z'"):
+        metric.add_batch(predictions=["B", "Z"], references=["B", "B"], tasks=["cloze", "cloze"])
+    r = metric.compute(n_resamples=0)
+    assert r["tasks"]["cloze"] == {"accuracy": 0.5, "correct": 1, "total": 2, "competency": "context"}
+    with pytest.raises(ValueError, match="no items to score"):
+        metric.compute()  # nothing left after a compute
+
+
+def test_none_prediction_scores_wrong(metric):
+    # the scorer's own too-long records carry pred: null
+    r = metric.compute(predictions=[None, "A"], references=["A", "A"], tasks=["radical", "radical"], n_resamples=0)
+    assert r["tasks"]["radical"]["correct"] == 1
+
+
+def _metric_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_abm", Path(ancientbench.METRIC_PATH) / "ancientbench_metric.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_self_contained_metric_equals_the_package_arithmetic():
+    module = _metric_module()
+    assert module.TASK_TO_COMPETENCY == ancientbench.tasks.TASK_TO_COMPETENCY
+    assert module.TASK_NAMES == TASK_NAMES and module.LETTERS == ancientbench.tasks.LETTERS
+    assert "import ancientbench" not in (Path(ancientbench.METRIC_PATH) / "ancientbench_metric.py").read_text()
+    rng = random.Random(7)
+    for trial in range(300):
+        n = rng.randint(1, 60)
+        tasks = [rng.choice(TASK_NAMES[: rng.randint(1, len(TASK_NAMES))]) for _ in range(n)]
+        correct = [rng.random() < rng.random() for _ in range(n)]
+        assert module.aggregate(correct, tasks) == aggregate(correct, tasks), trial
+        if trial % 10 == 0:
+            kw = {"n_resamples": 500, "confidence": 0.9, "seed": trial}
+            assert module.bootstrap_ci(correct, tasks, **kw) == bootstrap_ci(correct, tasks, **kw), trial
+
+
+def test_requirements_are_registry_packages_only():
+    reqs = (Path(ancientbench.METRIC_PATH) / "requirements.txt").read_text().split()
+    names = {r.split(">")[0].split("<")[0].split("=")[0].lower() for r in reqs if not r.startswith("#")}
+    assert names == {"evaluate", "datasets", "numpy"}
 
 
 def test_compute_is_pure_and_checks_lengths_itself(metric):

@@ -33,12 +33,16 @@ class Sources:
     def known(self) -> frozenset[str]:
         core = self.u.core_chars("HT")
         attested = self.corpus.attested_chars()
+        return frozenset(ch for ch in self.traditional_headwords if ch in core or ch in attested)
+
+    @cached_property
+    def traditional_headwords(self) -> frozenset[str]:
+        """廣韻 headwords in the unified blocks that are not simplified-only or OpenCC-rewritten forms (the
+        known characters without the familiarity condition: a wider pool for distractors)."""
         out = set()
         for ch in self.g.chars():
             if not (0x4E00 <= ord(ch) <= 0x9FFF or 0x3400 <= ord(ch) <= 0x4DBF or 0x20000 <= ord(ch) <= 0x3FFFF):
                 continue  # compatibility ideographs and anything outside the unified blocks
-            if ch not in core and ch not in attested:
-                continue
             if self.u.is_simplified_only(ch):
                 continue
             if classics.to_traditional(ch) != ch and "T" not in self.u.core_sources(ch):

@@ -11,9 +11,11 @@ stay readable. Every entry has
 * ``answer``, ``distractors`` (a list of three), ``rationale`` (one line);
 * ``author``, ``reviewer``, ``blind_answer`` (the option text the reviewer chose blind; "" until reviewed);
 
-plus per task: translation ``book`` and ``errors`` (one error type per distractor, see :data:`ERROR_TYPES`);
+plus per task: translation ``book`` and ``errors`` (per distractor its misreadings joined by ``+``, see
+:data:`TRANSLATION_ERROR_TYPES`);
 phonetic_loan ``kind`` (``excavated`` | ``transmitted``) and ``loan`` (the written graph; ``answer`` is the
-intended graph, 本字); excdoc_word ``document`` and ``word``.
+intended graph, 本字); excdoc_word ``document``, ``word`` and ``gloss`` (an id of ``excdoc_glossary.jsonl``) in
+place of ``answer``/``distractors``/``rationale``, which :mod:`.excdoc_word` fills in from the glossary on load.
 
 :func:`load_entries` rejects a malformed file with a :class:`~ancientbench.schema.DataError` naming the
 file, the line and the field: missing or unknown key, keys out of order, wrong types, empty values, a
@@ -48,12 +50,17 @@ KEY_ORDER: dict[str, tuple[str, ...]] = {
         "key", "kind", "citation", "context", "loan", "answer", "distractors",
         "rationale", "author", "reviewer", "blind_answer",
     ),
+    # excdoc_word names a glossary entry; answer, distractors and rationale are filled from the glossary on load
     "excdoc_word": (
-        "key", "document", "citation", "context", "word", "answer", "distractors",
-        "rationale", "author", "reviewer", "blind_answer",
+        "key", "document", "citation", "context", "word", "gloss", "author", "reviewer", "blind_answer",
     ),
 }
 ERROR_TYPES: tuple[str, ...] = ("word-sense", "agent-patient", "negation", "number", "tense-aspect", "other")
+# translation: what a careless reader of the classical text gets wrong (docs/translation.md defines each).
+TRANSLATION_ERROR_TYPES: tuple[str, ...] = (
+    *ERROR_TYPES, "modern-sense", "function-word", "loan-graph", "word-class", "passive", "comparison",
+    "pronoun", "suo", "mood",
+)
 LOAN_KINDS: tuple[str, ...] = ("excavated", "transmitted")
 LIST_FIELDS = {"distractors", "errors"}
 MAY_BE_EMPTY = {"reviewer", "blind_answer"}
@@ -158,6 +165,10 @@ def validate_entry(task: str, obj: object, file: str | Path, line: int, *, check
             raise DataError(file, line, name, "leading or trailing whitespace")
     if not KEY_RE.match(obj["key"]):
         raise DataError(file, line, "key", f"key {obj['key']!r} is not an ascii slug ([a-z0-9][a-z0-9._-]*)")
+    if task == "excdoc_word":
+        from .excdoc_word import resolve
+
+        obj = resolve(obj, file, line)
     answer = obj["answer"]
     for d in obj["distractors"]:
         if d.strip() == answer.strip():
@@ -165,16 +176,12 @@ def validate_entry(task: str, obj: object, file: str | Path, line: int, *, check
     if len({d.strip() for d in obj["distractors"]}) != 3:
         raise DataError(file, line, "distractors", "duplicate options among the distractors")
     if task == "translation":
-        # 2x2 design: distractor 1 carries error E1, distractor 2 error E2, distractor 3 both, so every option
-        # is equally "central" and the answer cannot be found as the option most similar to the others.
-        errors = obj["errors"]
-        if len(errors) != 3:
-            raise DataError(file, line, "errors", f"need 3 labels [E1, E2, 'E1+E2'], got {len(errors)}")
-        for e in errors[:2]:
-            if e not in ERROR_TYPES:
-                raise DataError(file, line, "errors", f"bad error label {e!r}; allowed: {', '.join(ERROR_TYPES)}")
-        if errors[0] == errors[1] or errors[2] != f"{errors[0]}+{errors[1]}":
-            raise DataError(file, line, "errors", f"2x2 design: labels must be [E1, E2, 'E1+E2'] with E1 != E2, got {errors}")
+        # One label per distractor: the misreading(s) of the classical text it carries, joined with "+".
+        for e in obj["errors"]:
+            bad = [part for part in e.split("+") if part not in TRANSLATION_ERROR_TYPES]
+            if bad:
+                raise DataError(file, line, "errors", f"bad error label {bad[0]!r} in {e!r}; allowed (joined with '+'): "
+                                f"{', '.join(TRANSLATION_ERROR_TYPES)}")
     if task == "phonetic_loan":
         if obj["kind"] not in LOAN_KINDS:
             raise DataError(file, line, "kind", f"bad kind {obj['kind']!r}; allowed: {', '.join(LOAN_KINDS)}")

@@ -12,11 +12,79 @@ files unchanged. The choice depends only on the option *set*; letters are assign
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from ..quality.strategies import BALANCED_V1, STRATEGIES, Context, Frequencies, Item, credits, credits_v1, strategy_credit
+from ..quality.strategies import (
+    BALANCED_V1,
+    STRATEGIES,
+    Context,
+    Frequencies,
+    Item,
+    credits,
+    credits_v1,
+    strategy_credit,
+)
 
 ExtraStrategy = Callable[[str, Sequence[str]], Sequence[float]]  # (question, options) -> a score per option
+
+
+class Balancer:
+    """The greedy selector's state, for builders that choose item by item (e.g. to draw each item's
+    distractors from characters no earlier item used): ``choose(question, answer, alternatives)`` returns the
+    index of the chosen triple (or -1: every triple breaks ``max_option_uses``) and records it.
+    The arguments are those of :func:`pick_balanced`."""
+
+    def __init__(self, freq: Frequencies, *, prefer_first: float = 0.0, strategies=None,
+                 extra: Mapping[str, ExtraStrategy] | None = None, task: str | None = None,
+                 weights: Mapping[str, float] | None = None, max_option_uses: int | None = None):
+        self.freq, self.prefer_first, self.task = freq, prefer_first, task
+        self.extra = extra or {}
+        self.weights = weights or {}
+        self.max_option_uses = max_option_uses
+        if task is not None:
+            self.v2 = list(strategies or STRATEGIES)
+            self.v1 = {}
+            self.ctx = Context(freq)
+        else:
+            self.v2 = []
+            self.v1 = strategies or BALANCED_V1  # e.g. BALANCED_V1_WITH_CENTRAL to balance option similarity too
+        clash = sorted(set(self.v2 or self.v1) & set(self.extra))
+        if clash:
+            raise ValueError(f"extra strategies {clash} have the names of audit strategies")
+        self.names = [*(self.v2 or self.v1), *self.extra]
+        self.totals: Counter = Counter()
+        self.uses: Counter = Counter()  # how many chosen items each option string is in
+        self.done = 0  # items given a triple so far
+        self.seen = 0
+
+    def choose(self, question: str, answer: str, alternatives: Sequence[tuple[str, str, str]]) -> int:
+        self.seen += 1
+        if not alternatives:
+            raise ValueError(f"item {self.seen}: no distractor alternatives to choose from")
+        best_i, best_cost, best_credit = -1, None, None
+        for i, triple in enumerate(alternatives):
+            if self.max_option_uses is not None and any(self.uses[o.strip()] >= self.max_option_uses for o in triple):
+                continue
+            options = [answer, *triple]
+            if self.task is not None:
+                c = credits(Item.make(self.task, question, options), 0, self.ctx, self.v2)
+            else:
+                c = credits_v1(question, options, 0, self.freq, self.v1)
+            for name, fn in self.extra.items():
+                c[name] = strategy_credit(fn(question, options), 0)
+            target = 0.25 * (self.done + 1)
+            cost = sum(self.weights.get(s, 1.0) * (self.totals[s] + c[s] - target) ** 2 for s in self.names)
+            cost += self.prefer_first * i
+            if best_cost is None or cost < best_cost - 1e-12:
+                best_i, best_cost, best_credit = i, cost, c
+        if best_i >= 0:
+            self.done += 1
+            self.totals.update(best_credit)
+            chosen = [o.strip() for o in (answer, *alternatives[best_i])]
+            self.uses.update(chosen)
+            if self.task is not None:
+                self.ctx.option_counts.update(chosen)
+        return best_i
 
 
 def pick_balanced(
@@ -28,6 +96,7 @@ def pick_balanced(
     extra: Mapping[str, ExtraStrategy] | None = None,
     task: str | None = None,
     weights: Mapping[str, float] | None = None,
+    max_option_uses: int | None = None,
 ) -> list[int]:
     """For each (question, answer, alternatives) return the index of the chosen alternative triple.
 
@@ -35,40 +104,12 @@ def pick_balanced(
     the items so far, plus ``prefer_first`` times the alternative's index (alternatives are assumed ordered
     from most to least plausible). Ties go to the earlier alternative, so the result is deterministic.
     ``task``: balance every strategy of :mod:`ancientbench.quality.strategies` (``strategies`` then names a
-    subset); the option-recurrence strategies see the counts of the options chosen so far.
+    subset); the option-recurrence strategies see the counts of the options chosen so far. Without it, data
+    version 1's form strategies (``strategies``: old-signature functions).
     ``extra``: task-specific strategies balanced as well, each ``fn(question, options)``.
+    ``max_option_uses``: an alternative whose distractors already appear (as any option) in this many chosen
+    items is skipped; when every one is, the item's index is -1 (the builder drops it).
     """
-    extra = extra or {}
-    weights = weights or {}
-    if task is not None:
-        names_v2 = list(strategies or STRATEGIES)
-        ctx = Context(freq)
-    else:
-        v1 = strategies or BALANCED_V1  # e.g. BALANCED_V1_WITH_CENTRAL to balance option similarity too
-        names_v2 = []
-    clash = sorted(set(names_v2 if task is not None else v1) & set(extra))
-    if clash:
-        raise ValueError(f"extra strategies {clash} have the names of audit strategies")
-    names = [*(names_v2 if task is not None else v1), *extra]
-    totals: Counter = Counter()
-    chosen: list[int] = []
-    for n, (question, answer, alternatives) in enumerate(items, start=1):
-        if not alternatives:
-            raise ValueError(f"item {n}: no distractor alternatives to choose from")
-        best_i, best_cost, best_credit = 0, None, None
-        for i, triple in enumerate(alternatives):
-            options = [answer, *triple]
-            if task is not None:
-                c = credits(Item.make(task, question, options), 0, ctx, names_v2)
-            else:
-                c = credits_v1(question, options, 0, freq, v1)
-            for name, fn in extra.items():
-                c[name] = strategy_credit(fn(question, options), 0)
-            cost = sum(weights.get(s, 1.0) * (totals[s] + c[s] - 0.25 * n) ** 2 for s in names) + prefer_first * i
-            if best_cost is None or cost < best_cost - 1e-12:
-                best_i, best_cost, best_credit = i, cost, c
-        totals.update(best_credit)
-        if task is not None:
-            ctx.option_counts.update(o.strip() for o in (answer, *alternatives[best_i]))
-        chosen.append(best_i)
-    return chosen
+    b = Balancer(freq, prefer_first=prefer_first, strategies=strategies, extra=extra, task=task, weights=weights,
+                 max_option_uses=max_option_uses)
+    return [b.choose(q, a, alts) for q, a, alts in items]

@@ -12,7 +12,7 @@ copied from the table.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from .common import SourceMissing
 
@@ -51,7 +51,7 @@ def decompositions(ch: str) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(d) for d in _table().get(ch, ()))
 
 
-@lru_cache(maxsize=None)
+@cache
 def components(ch: str, depth: int = 2) -> frozenset[str]:
     """Every graph of ``ch`` down to ``depth`` levels of the table, radical variants folded (``ch`` excluded).
 

@@ -1,16 +1,33 @@
-"""Builder of the ``excdoc_word`` config from the team-curated ``curated/excdoc_word.jsonl``.
+"""Builder of the ``excdoc_word`` config: items of ``curated/excdoc_word.jsonl`` plus options drawn from the
+team-written field glossary ``curated/excdoc_glossary.jsonl``.
 
-Each entry is a word or phrase of an excavated document (Qin and Han administrative and legal slips —
-睡虎地, 里耶, 張家山, 嶽麓 — and Chu manuscripts) with a modern definition written fresh by the team and three
-distractors that are real senses of the same characters elsewhere or neighbours in the semantic field.
-The question names the document and, where the entry gives a phrase, the phrase the word occurs in.
+An item names an excavated document (Qin and Han administrative and legal slips — 睡虎地, 里耶, 嶽麓, 張家山,
+居延/懸泉 — Chu manuscripts, 馬王堆), a short context, the asked word and the glossary entry (``gloss``) that
+gives its meaning there. Each glossary entry is one term with a short modern-Chinese definition, its field
+(ranks of the 二十等爵, convict statuses, punishments, offices, documents, …) and an optional ``group`` of
+near-synonyms. The three distractors are definitions of *other* terms of the same field — never the term
+itself, never an entry of its group, never another sense of the same word — chosen deterministically from
+the siblings nearest in length (seeded by the item key), so that every option is a true meaning of some term
+of the field and only knowing which term is asked answers the item. Design: docs/excdoc_word.md.
 """
 
 from __future__ import annotations
 
-from .curated import build_entries
+import hashlib
+import json
+import random
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from ..schema import DataError
+from .curated import CURATED_DIR, build_entries, length_giveaway
 
 TASK = "excdoc_word"
+GLOSSARY_NAME = "excdoc_glossary.jsonl"
+GLOSS_KEYS: tuple[str, ...] = ("id", "term", "field", "group", "definition", "source")
+# Distractors come from this many same-field siblings nearest in length to the key (then a seeded pick).
+POOL = 6
 # Five dev exemplars (few-shot), by key; never also in test.
 DEV_KEYS: tuple[str, ...] = (
     "c2-fzs-yuanshu",  # 爰書, 睡虎地《封診式》
@@ -19,6 +36,124 @@ DEV_KEYS: tuple[str, ...] = (
     "c2-jy-suizhang",  # 燧長, 居延漢簡
     "c2-mw-ye",  # 冶, 馬王堆《五十二病方》
 )
+
+
+def _alnum_len(text: str) -> int:
+    return sum(1 for ch in text if ch.isalnum())
+
+
+def glossary_path(items_file: str | Path | None = None) -> Path:
+    """The glossary beside the items file when there is one there, else the package's own."""
+    if items_file is not None:
+        beside = Path(items_file).with_name(GLOSSARY_NAME)
+        if beside.is_file():
+            return beside
+    return CURATED_DIR / GLOSSARY_NAME
+
+
+def load_glossary(path: str | Path | None = None) -> dict[str, dict]:
+    p = Path(path) if path else CURATED_DIR / GLOSSARY_NAME
+    return dict(_load_glossary(str(p), p.stat().st_mtime_ns if p.is_file() else 0))
+
+
+@lru_cache(maxsize=8)
+def _load_glossary(path: str, _mtime: int) -> tuple[tuple[str, dict], ...]:
+    """Read and validate the glossary: keys in order, unique ids and definitions, every field ≥ 4 groups."""
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(p, None, None, "missing excdoc_word glossary")
+    rows: dict[str, dict] = {}
+    defs: dict[str, int] = {}
+    lines: dict[str, int] = {}
+    with p.open(encoding="utf-8") as fh:
+        for n, text in enumerate(fh, start=1):
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise DataError(p, n, None, f"not valid JSON: {e.msg}") from None
+            if not isinstance(obj, dict) or tuple(obj) != GLOSS_KEYS:
+                raise DataError(p, n, None, f"expected an object with keys {', '.join(GLOSS_KEYS)} in that order")
+            for k in GLOSS_KEYS:
+                v = obj[k]
+                if not isinstance(v, str) or v != v.strip() or "\n" in v or (k != "group" and not v):
+                    raise DataError(p, n, k, "must be a non-empty single-line string without outer spaces")
+            if obj["id"] in rows:
+                raise DataError(p, n, "id", f"duplicate id {obj['id']!r} (first at line {lines[obj['id']]})")
+            if not obj["id"].startswith(obj["term"]):
+                raise DataError(p, n, "id", f"id {obj['id']!r} must be the term, optionally with a '#sense' suffix")
+            if obj["definition"] in defs:
+                raise DataError(p, n, "definition", f"same definition as line {defs[obj['definition']]}")
+            defs[obj["definition"]] = n
+            lines[obj["id"]] = n
+            rows[obj["id"]] = obj
+    for field in {r["field"] for r in rows.values()}:
+        groups = {r["group"] or r["id"] for r in rows.values() if r["field"] == field}
+        if len(groups) < 4:
+            first = min(lines[i] for i, r in rows.items() if r["field"] == field)
+            raise DataError(p, first, "field", f"field {field!r} has {len(groups)} groups; a term needs 3 siblings")
+    return tuple(rows.items())
+
+
+def siblings(gloss: dict, glossary: dict[str, dict]) -> list[dict]:
+    """Entries that may serve as distractors for ``gloss``: same field, other group, other term."""
+    own = gloss["group"] or gloss["id"]
+    return [
+        s for s in glossary.values()
+        if s["field"] == gloss["field"] and (s["group"] or s["id"]) != own and s["term"] != gloss["term"]
+    ]
+
+
+def draw(key: str, gloss: dict, glossary: dict[str, dict], question_text: str = "") -> list[dict]:
+    """Three sibling entries of three different groups for item ``key``: among the POOL nearest in length, the
+    first triple in an order seeded by the key whose key option neither stands out by length nor alone shares
+    most characters with the question (the audit's ``question_overlap``); failing that the first without a
+    length giveaway."""
+    from itertools import combinations
+
+    from ..quality.strategies import chars as _chars
+
+    target = _alnum_len(gloss["definition"])
+
+    def h(s: dict) -> str:
+        return hashlib.sha256(f"{TASK}:{key}:{s['id']}".encode()).hexdigest()
+
+    ranked = sorted(siblings(gloss, glossary), key=lambda s: (abs(_alnum_len(s["definition"]) - target), h(s)))
+    if len(ranked) < 3:
+        return ranked
+    # at most one sibling per group: two synonymous distractors would rule each other out
+    triples = [list(t) for t in combinations(ranked[:POOL], 3) if len({s["group"] or s["id"] for s in t}) == 3]
+    if not triples:
+        distinct: list[dict] = []
+        for s in ranked:
+            if (s["group"] or s["id"]) not in {d["group"] or d["id"] for d in distinct}:
+                distinct.append(s)
+        triples = [distinct[:3]] if len(distinct) >= 3 else [ranked[:3]]
+    random.Random(int(hashlib.sha256(f"{TASK}:{key}".encode()).hexdigest()[:16], 16)).shuffle(triples)
+    q = set(_chars(question_text))
+
+    def key_alone_on_top(t: list[dict]) -> bool:
+        overlap = [len(set(_chars(o)) & q) for o in [gloss["definition"], *(s["definition"] for s in t)]]
+        return overlap[0] > max(overlap[1:])
+
+    fair = [t for t in triples if not length_giveaway(gloss["definition"], [s["definition"] for s in t])]
+    for t in fair:
+        if not key_alone_on_top(t):
+            return t
+    return fair[0] if fair else triples[0]
+
+
+def resolve(obj: dict, file: str | Path, line: int | None) -> dict:
+    """The item with ``answer``, ``distractors`` and ``rationale`` filled from the glossary."""
+    glossary = load_glossary(glossary_path(file))
+    gloss = glossary.get(obj["gloss"])
+    if gloss is None:
+        raise DataError(file, line, "gloss", f"unknown glossary id {obj['gloss']!r}")
+    picked = draw(obj["key"], gloss, glossary, question(obj))
+    if len(picked) < 3:
+        raise DataError(file, line, "gloss", f"field {gloss['field']!r} has fewer than 3 siblings for {gloss['id']!r}")
+    others = "、".join(f"「{s['term']}」" for s in picked)
+    rationale = f"「{gloss['term']}」（{gloss['field']}）：{gloss['definition']}；其餘三項依次是{others}的意思（{gloss['source']}）"
+    return {**obj, "answer": gloss["definition"], "distractors": [s["definition"] for s in picked], "rationale": rationale}
 
 
 def question(entry) -> str:
@@ -30,3 +165,79 @@ def question(entry) -> str:
 
 def build(ctx):
     return build_entries(TASK, ctx, question, DEV_KEYS)
+
+
+# ---- quotations checked against a text edition (睡虎地) ----------------------------------------------
+
+SHUIHUDI = "睡虎地秦簡"
+SAMPLE_SHUIHUDI = Path("classical-modern-sample") / "双语数据" / "睡虎地秦墓竹简"
+_CITED = re.compile(r"《([^》·]+)(?:·([^》]+))?》")
+
+
+def _fold(text: str) -> str:
+    """Comparison key: editorial readings in （…） and marks 〈〉 dropped, OpenCC t2s, letters and digits only."""
+    from .classics import fold
+
+    text = re.sub(r"（[^）]{1,4}）", "", text)
+    return "".join(ch for ch in fold(text) if ch.isalnum())
+
+
+def _section_key(name: str) -> str:
+    key = _fold(name)
+    return key[:-1] if key.endswith("律") and len(key) > 1 else key
+
+
+def _anchors(context: str, word: str) -> list[str]:
+    """The word with one neighbouring context character on either side (folded); the word if it is the context."""
+    ctx, w = _fold(context), _fold(word)
+    if ctx == w:
+        return [w]
+    out = []
+    i = ctx.find(w)
+    while i >= 0:
+        if i > 0:
+            out.append(ctx[i - 1:i + len(w)])
+        if i + len(w) < len(ctx):
+            out.append(ctx[i:i + len(w) + 1])
+        i = ctx.find(w, i + 1)
+    return out
+
+
+def load_shuihudi_sample(sources_dir: str | Path) -> dict[tuple[str, str], str]:
+    """(document, section) -> folded 古文 text of the shared 睡虎地 sample (section "" for the other documents)."""
+    root = Path(sources_dir) / SAMPLE_SHUIHUDI
+    if not root.is_dir():
+        raise FileNotFoundError(root)
+    texts: dict[tuple[str, str], str] = {}
+    for f in sorted(root.glob("*/*/bitext.txt")):
+        group, section = f.parent.parent.name, f.parent.name
+        lines = [ln[3:] for ln in f.read_text(encoding="utf-8").splitlines() if ln.startswith("古文：")]
+        key = (_fold("秦律十八種"), _section_key(section)) if _fold(group) == _fold("秦律十八種") else (_fold(section), "")
+        texts[key] = texts.get(key, "") + "".join(_fold(ln) for ln in lines)
+    return texts
+
+
+def quotation_check(entries, sources_dir: str | Path) -> dict:
+    """Which 睡虎地 contexts the shared sample covers, and whether each covered one is in it verbatim (folded).
+
+    An item is *covered* when its citation names a document (for 秦律十八種: a section) the sample holds and
+    that document's sample text has the asked word with a neighbouring character of the context (the word alone
+    when it is the whole context), i.e. the sample has the passage; a covered item *matches* when its whole
+    context is in the sample text.
+    """
+    texts = load_shuihudi_sample(sources_dir)
+    out: dict = {"shuihudi": 0, "covered": [], "matched": [], "mismatched": [], "not_covered": []}
+    for e in entries:
+        if SHUIHUDI not in e["citation"]:
+            continue
+        out["shuihudi"] += 1
+        m = _CITED.search(e["citation"])
+        doc, section = (_fold(m.group(1)), m.group(2) or "") if m else ("", "")
+        key = (doc, _section_key(section)) if doc == _fold("秦律十八種") else (doc, "")
+        text = texts.get(key, "")
+        if not text or not any(a in text for a in _anchors(e["context"], e["word"])):
+            out["not_covered"].append(e.key)
+            continue
+        out["covered"].append(e.key)
+        (out["matched"] if _fold(e["context"]) in text else out["mismatched"]).append(e.key)
+    return out

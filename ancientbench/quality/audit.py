@@ -15,12 +15,20 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from ..schema import read_jsonl, split_file, validate_rows
 from ..tasks import LETTERS, TASK_BY_NAME, TASK_NAMES
-from .strategies import BOUND, FAMILY, STRATEGIES, Context, Frequencies, accuracies, chars
+from .strategies import (
+    BOUND,
+    FAMILY,
+    STRATEGIES,
+    Context,
+    Frequencies,
+    accuracies,
+    chars,
+)
 
 BALANCE_TOLERANCE = 0.015  # each letter 25% ± 1.5 points (test split)
 

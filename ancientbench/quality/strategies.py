@@ -23,7 +23,9 @@ shares_component; same_phonetic_series: Unihan kGSR series or kPhonetic group sh
 Strategies that need the head character (the one the question asks about) use :func:`head_char`: the last
 single-character 「…」 quotation of the question (every generated template, excdoc_word and phonetic_loan
 have one); where there is none they score every option alike (chance). ``pick_balanced`` in
-:mod:`ancientbench.builders.debias` takes ``task=`` to balance all of them. ``BALANCED_V1`` /
+:mod:`ancientbench.builders.debias` takes ``task=`` to balance all of them (and ``max_option_uses=``
+to cap recurrence); its ``Balancer`` does the same item by item, for builders that draw each item's
+distractors from what earlier items left unused. ``BALANCED_V1`` /
 ``BALANCED_V1_WITH_CENTRAL`` are the form strategies of data version 1 with their old signature
 ``fn(question, options, freq)``, kept so builders not yet moved to ``task=`` rebuild byte-identically.
 
@@ -38,9 +40,10 @@ import math
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
-from typing import Callable, Mapping, NamedTuple, Sequence
+from functools import cache, cached_property
+from typing import NamedTuple
 
 from ..tasks import LETTERS
 
@@ -87,7 +90,7 @@ class Item(NamedTuple):
     head: str | None
 
     @classmethod
-    def make(cls, task: str, question: str, options: Sequence[str]) -> "Item":
+    def make(cls, task: str, question: str, options: Sequence[str]) -> Item:
         return cls(task, question, tuple(o.strip() for o in options), head_char(question))
 
 
@@ -115,7 +118,7 @@ class Context:
 # ---------------------------------------------------------------------------------------------- sound
 
 
-@lru_cache(maxsize=None)
+@cache
 def syllables(ch: str) -> frozenset[str]:
     """Mandarin syllables with tone number of a character, every heteronym (pypinyin TONE3): 東 -> {'dong1'}."""
     from pypinyin import Style, pinyin
@@ -124,12 +127,12 @@ def syllables(ch: str) -> frozenset[str]:
     return frozenset(p for p in out if p and p[-1].isdigit())
 
 
-@lru_cache(maxsize=None)
+@cache
 def toneless(ch: str) -> frozenset[str]:
     return frozenset(p.rstrip("12345") for p in syllables(ch))
 
 
-@lru_cache(maxsize=None)
+@cache
 def initial_final_tone(ch: str) -> frozenset[tuple[str, str, str]]:
     """(initial, final, tone) of every Mandarin reading (pypinyin, strict=False: y/w count as initials)."""
     from pypinyin.contrib.tone_convert import to_finals, to_initials
@@ -399,7 +402,24 @@ def credits_v1(question: str, options: Sequence[str], gold: int, freq: Frequenci
 
 
 __all__ = [
-    "BALANCED_V1", "BALANCED_V1_WITH_CENTRAL", "BOUND", "Context", "FAMILY", "Frequencies", "Item", "STRATEGIES",
-    "TASK_LEVEL", "accuracies", "chars", "credits", "credits_v1", "guesses", "head_char", "item_from_row",
-    "strategy_credit", "syllables", "toneless", "initial_final_tone",
+    "BALANCED_V1",
+    "BALANCED_V1_WITH_CENTRAL",
+    "BOUND",
+    "FAMILY",
+    "STRATEGIES",
+    "TASK_LEVEL",
+    "Context",
+    "Frequencies",
+    "Item",
+    "accuracies",
+    "chars",
+    "credits",
+    "credits_v1",
+    "guesses",
+    "head_char",
+    "initial_final_tone",
+    "item_from_row",
+    "strategy_credit",
+    "syllables",
+    "toneless",
 ]

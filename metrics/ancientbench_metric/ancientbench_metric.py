@@ -1,25 +1,45 @@
 """AncientBench metric for Hugging Face ``evaluate``: the paper's scores from per-item predictions.
 
-Owns only the evaluate wrapper: label parsing and input checks. The arithmetic (task accuracy ->
-competency mean -> average, micro accuracy, bootstrap intervals) is ``ancientbench.aggregate``, the
-same code the scorer and the reports use, so every route gives the same figures.
+Self-contained, as evaluate metric modules are (a metric Space installs only ``requirements.txt``): the task
+table and the arithmetic (task accuracy -> competency mean -> average, micro accuracy, stratified bootstrap
+intervals) are written out here. ``ancientbench.aggregate`` computes the same figures for the scorer and the
+reports; ``tests/test_metric.py`` checks the two agree on many random inputs. Inputs are checked up front,
+before evaluate stores anything, so a bad call names the offending element and leaves the metric usable.
 """
 
 import datasets
 import evaluate
+import numpy as np
 
-from ancientbench.aggregate import DEFAULT_BOOTSTRAP_RESAMPLES
-from ancientbench.aggregate import DEFAULT_BOOTSTRAP_SEED
-from ancientbench.aggregate import DEFAULT_CONFIDENCE
-from ancientbench.aggregate import aggregate
-from ancientbench.aggregate import bootstrap_ci
-from ancientbench.tasks import LETTERS
-from ancientbench.tasks import TASK_NAMES
+LETTERS = ("A", "B", "C", "D")
+# task -> competency, in the paper's order (must equal ancientbench.tasks; a test checks it)
+TASK_TO_COMPETENCY = {
+    "radical": "glyph",
+    "radical_meaning": "glyph",
+    "pronunciation": "pronunciation",
+    "phonetic_radical": "pronunciation",
+    "homophone": "pronunciation",
+    "excdoc_word": "meaning",
+    "tradoc_word": "meaning",
+    "cloze": "context",
+    "phonetic_loan": "context",
+    "translation": "context",
+}
+TASK_NAMES = tuple(TASK_TO_COMPETENCY)
+COMPETENCIES = ("glyph", "pronunciation", "meaning", "context")
+DEFAULT_BOOTSTRAP_SEED = 1234
+DEFAULT_BOOTSTRAP_RESAMPLES = 10_000
+DEFAULT_CONFIDENCE = 0.95
 
 _CITATION = """\
-@software{ancientbench,
-  title   = {AncientBench: evaluating language models on ancient Chinese, excavated and transmitted documents},
-  version = {0.1.0},
+@misc{zhou2025ancientbench,
+  title         = {AncientBench: Towards Comprehensive Evaluation on Excavated and Transmitted Chinese Corpora},
+  author        = {Zhou, Zhihan and Shi, Daqian and Song, Rui and Shi, Lida and Diao, Xiaolei and Xu, Hao},
+  year          = {2025},
+  eprint        = {2512.17756},
+  archivePrefix = {arXiv},
+  primaryClass  = {cs.CL},
+  url           = {https://arxiv.org/abs/2512.17756}
 }
 """
 
@@ -33,9 +53,12 @@ resampling items within each task with a fixed seed.
 
 _KWARGS_DESCRIPTION = """
 Args:
-    predictions (`list` of `str` or `int`): predicted answers, letters "A"-"D" or indices 0-3.
-        An empty string means the model gave no parsable answer; it is scored as wrong.
+    predictions (`list` of `str` or `int`): predicted answers, letters "A"-"D" or indices 0-3 (the two may be
+        mixed). `None` or an empty string means the model gave no parsable answer; it is scored as wrong.
+        Booleans are rejected (True is not index 1).
     references (`list` of `str` or `int`): gold answers, letters "A"-"D" or indices 0-3.
+        Every input is checked before anything is stored: a bad element raises a ValueError naming it
+        (e.g. `predictions[3]: invalid label 'E'`) and the metric stays usable for the next call.
     tasks (`list` of `str`): each item's task (config) name, one of: radical, radical_meaning,
         pronunciation, phonetic_radical, homophone, excdoc_word, tradoc_word, cloze, phonetic_loan,
         translation.
@@ -63,32 +86,99 @@ Examples:
     (1.0, 0.0, 0.5)
 """
 
-_LABEL_TYPES = {"letter": datasets.Value("string"), "index": datasets.Value("int64")}
 
 
-def _features(pred_type: str, ref_type: str) -> datasets.Features:
-    return datasets.Features(
-        {
-            "predictions": _LABEL_TYPES[pred_type],
-            "references": _LABEL_TYPES[ref_type],
-            "tasks": datasets.Value("string"),
-        }
-    )
+def aggregate(correct, tasks):
+    """Per-item correctness (aligned with task names) -> task accuracy, competency means, average, micro."""
+    counts = {}
+    for ok, task in zip(correct, tasks):
+        c = counts.setdefault(task, [0, 0])
+        c[0] += int(bool(ok))
+        c[1] += 1
+    per_task = {
+        t: {"accuracy": counts[t][0] / counts[t][1], "correct": counts[t][0], "total": counts[t][1], "competency": TASK_TO_COMPETENCY[t]}
+        for t in TASK_NAMES
+        if t in counts
+    }
+    competencies = {}
+    for comp in COMPETENCIES:
+        accs = [row["accuracy"] for t, row in per_task.items() if TASK_TO_COMPETENCY[t] == comp]
+        if accs:
+            competencies[comp] = sum(accs) / len(accs)
+    n = sum(c[1] for c in counts.values())
+    return {
+        "tasks": per_task,
+        "competencies": competencies,
+        "average": sum(competencies.values()) / len(competencies) if competencies else None,
+        "micro_accuracy": sum(c[0] for c in counts.values()) / n if n else None,
+        "n": n,
+        "complete": len(per_task) == len(TASK_NAMES),
+    }
 
 
-def _label_index(value, column: str, position: int, allow_empty: bool) -> int:
-    """Map "A"-"D" or 0-3 to 0-3 (-1 for an allowed empty answer); anything else is a clear error."""
-    if isinstance(value, str):
-        if value in LETTERS:
-            return LETTERS.index(value)
-        if value == "" and allow_empty:
-            return -1
-    elif isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(LETTERS):
+def bootstrap_ci(correct, tasks, n_resamples, confidence, seed):
+    """Stratified percentile bootstrap: per task, the correct count of a resample is Binomial(n, k/n)
+    (the same distribution as drawing n items with replacement), drawn task by task in registry order."""
+    point = aggregate(correct, tasks)
+    rng = np.random.default_rng(seed)
+    acc, hits = {}, {}
+    for t, row in point["tasks"].items():
+        hits[t] = rng.binomial(row["total"], row["correct"] / row["total"], size=n_resamples)
+        acc[t] = hits[t] / row["total"]
+    comp = {}
+    for c in point["competencies"]:
+        comp[c] = np.mean([acc[t] for t in acc if TASK_TO_COMPETENCY[t] == c], axis=0)
+    alpha = (1.0 - confidence) / 2.0
+
+    def interval(samples):
+        lo, hi = np.quantile(samples, [alpha, 1.0 - alpha])
+        return [float(lo), float(hi)]
+
+    n = point["n"]
+    return {
+        "tasks": {t: interval(a) for t, a in acc.items()},
+        "competencies": {c: interval(s) for c, s in comp.items()},
+        "average": interval(np.mean(list(comp.values()), axis=0)) if comp else None,
+        "micro_accuracy": interval(np.sum(list(hits.values()), axis=0) / n) if n else None,
+        "confidence": confidence,
+        "n_resamples": n_resamples,
+        "seed": seed,
+        "method": "percentile bootstrap; items resampled with replacement within each task",
+    }
+
+
+def _as_letter(value, column, position, allow_empty):
+    """"A"-"D" or 0-3 -> the letter; None or "" -> "" (no answer, scored wrong) where allowed; else a clear error."""
+    if isinstance(value, str) and value in LETTERS:
         return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and 0 <= int(value) < len(LETTERS):
+        return LETTERS[int(value)]
+    if allow_empty and (value is None or value == ""):
+        return ""
     raise ValueError(
         f"{column}[{position}]: invalid label {value!r}; expected one of 'A', 'B', 'C', 'D' or an index 0-3"
-        + (" (or '' for no answer)" if allow_empty else "")
+        + (" (or None / '' for no answer)" if allow_empty else "")
     )
+
+
+def _checked(predictions, references, tasks):
+    """Validate a whole batch before evaluate stores any of it; labels come back as letters."""
+    columns = {"predictions": predictions, "references": references, "tasks": tasks}
+    for name, col in columns.items():
+        if col is None:
+            raise ValueError(f"{name} is missing: pass predictions, references and tasks")
+        if isinstance(col, (str, bytes)) or not hasattr(col, "__len__"):
+            raise ValueError(f"{name} must be a list, got {type(col).__name__}")
+    if not (len(predictions) == len(references) == len(tasks)):
+        raise ValueError(
+            f"length mismatch: {len(predictions)} predictions, {len(references)} references, {len(tasks)} tasks"
+        )
+    for i, task in enumerate(tasks):
+        if task not in TASK_TO_COMPETENCY:
+            raise ValueError(f"tasks[{i}]: unknown task {task!r}; valid tasks: {', '.join(TASK_NAMES)}")
+    pred = [_as_letter(p, "predictions", i, allow_empty=True) for i, p in enumerate(predictions)]
+    gold = [_as_letter(r, "references", i, allow_empty=False) for i, r in enumerate(references)]
+    return pred, gold, list(tasks)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -101,9 +191,46 @@ class AncientbenchMetric(evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            # letters or indices, for predictions and references independently
-            features=[_features(p, r) for p in _LABEL_TYPES for r in _LABEL_TYPES],
+            # labels are normalised to letters before evaluate sees them (see compute/add_batch)
+            features=datasets.Features(
+                {"predictions": datasets.Value("string"), "references": datasets.Value("string"), "tasks": datasets.Value("string")}
+            ),
+            reference_urls=["https://arxiv.org/abs/2512.17756"],
         )
+
+    def add_batch(self, *, predictions=None, references=None, tasks=None, **kwargs):
+        """Add a batch of (prediction, reference, task) rows; every row is checked first."""
+        pred, gold, tasks = _checked(predictions, references, tasks)
+        out = super().add_batch(predictions=pred, references=gold, tasks=tasks, **kwargs)
+        self._pending = getattr(self, "_pending", 0) + len(pred)
+        return out
+
+    def add(self, *, prediction=None, reference=None, task=None, **kwargs):
+        """Add one (prediction, reference, task) row, checked first."""
+        pred, gold, tasks = _checked([prediction], [reference], [task])
+        out = super().add(prediction=pred[0], reference=gold[0], tasks=tasks[0], **kwargs)
+        self._pending = getattr(self, "_pending", 0) + 1
+        return out
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Score the given rows (or those added with add/add_batch); inputs are checked before anything is stored.
+"""
+        options = {k: kwargs.pop(k) for k in ("n_resamples", "confidence", "seed") if k in kwargs}
+        _check_options(**options)
+        if predictions is None and references is None and kwargs.get("tasks") is None:
+            if not getattr(self, "_pending", 0):
+                raise ValueError("no items to score: pass predictions, references and tasks, or add_batch() first")
+            return self._compute_and_reset(**options, **kwargs)
+        pred, gold, tasks = _checked(predictions, references, kwargs.pop("tasks", None))
+        if not pred and not getattr(self, "_pending", 0):
+            raise ValueError("no items to score: predictions, references and tasks are empty")
+        return self._compute_and_reset(predictions=pred, references=gold, tasks=tasks, **options, **kwargs)
+
+    def _compute_and_reset(self, **kwargs):
+        try:
+            return super().compute(**kwargs)  # evaluate's compute calls add_batch, which counts rows again
+        finally:
+            self._pending = 0
 
     def _compute(
         self,
@@ -114,19 +241,20 @@ class AncientbenchMetric(evaluate.Metric):
         confidence=DEFAULT_CONFIDENCE,
         seed=DEFAULT_BOOTSTRAP_SEED,
     ):
-        if not (len(predictions) == len(references) == len(tasks)):
-            raise ValueError(
-                f"length mismatch: {len(predictions)} predictions, {len(references)} references, {len(tasks)} tasks"
-            )
+        predictions, references, tasks = _checked(predictions, references, tasks)  # also when called directly
         if not predictions:
             raise ValueError("no items to score: predictions, references and tasks are empty")
-        for i, task in enumerate(tasks):
-            if task not in TASK_NAMES:
-                raise ValueError(f"tasks[{i}]: unknown task {task!r}; valid tasks: {', '.join(TASK_NAMES)}")
-        pred = [_label_index(p, "predictions", i, allow_empty=True) for i, p in enumerate(predictions)]
-        gold = [_label_index(r, "references", i, allow_empty=False) for i, r in enumerate(references)]
-        correct = [p == g for p, g in zip(pred, gold)]
-        result = aggregate(correct, list(tasks))
+        correct = [p != "" and p == g for p, g in zip(predictions, references)]
+        result = aggregate(correct, tasks)
         if n_resamples:
-            result["ci"] = bootstrap_ci(correct, list(tasks), n_resamples=n_resamples, confidence=confidence, seed=seed)
+            result["ci"] = bootstrap_ci(correct, tasks, n_resamples=n_resamples, confidence=confidence, seed=seed)
         return result
+
+
+def _check_options(n_resamples=DEFAULT_BOOTSTRAP_RESAMPLES, confidence=DEFAULT_CONFIDENCE, seed=DEFAULT_BOOTSTRAP_SEED):
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 0:
+        raise ValueError(f"n_resamples must be a non-negative integer (0 turns intervals off), got {n_resamples!r}")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed must be an integer, got {seed!r}")

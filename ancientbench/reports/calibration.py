@@ -21,7 +21,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from .tasks import COMPETENCIES, COMPETENCY_DISPLAY, COMPETENCY_TASKS, LETTERS, TASK_BY_NAME, TASK_NAMES
+from ..tasks import (
+    COMPETENCIES,
+    COMPETENCY_DISPLAY,
+    COMPETENCY_TASKS,
+    LETTERS,
+    TASK_BY_NAME,
+    TASK_NAMES,
+)
+from .table import render
 
 DEFAULT_BINS = 10
 
@@ -142,24 +150,33 @@ def calibration(predictions: list[dict], bins: int = DEFAULT_BINS) -> dict | Non
 
 def markdown_table(rows: list[tuple[str, dict]]) -> str:
     """One row per model: overall ECE and Brier, then ECE per competency (in %)."""
-    head = "| Model | ECE (%) | Brier | " + " | ".join(f"ECE {COMPETENCY_DISPLAY[c][0]} {COMPETENCY_DISPLAY[c][1]}" for c in COMPETENCIES) + " | mean conf. (%) | acc. (%) |"
-    lines = [head, "|---|---|---|" + "---|" * len(COMPETENCIES) + "---|---|"]
+    head = ["Model", "ECE (%)", "Brier", *(f"ECE {COMPETENCY_DISPLAY[c][0]} {COMPETENCY_DISPLAY[c][1]}" for c in COMPETENCIES), "mean conf. (%)", "acc. (%)"]
+    body = []
     for label, cal in rows:
         comp = [f"{100 * cal['competencies'][c]['ece']:.1f}" if c in cal["competencies"] else "–" for c in COMPETENCIES]
         o = cal["overall"]
-        lines.append(f"| {label} | {100 * o['ece']:.1f} | {o['brier']:.3f} | " + " | ".join(comp) + f" | {100 * o['mean_confidence']:.1f} | {100 * o['accuracy']:.1f} |")
-    return "\n".join(lines)
+        body.append([label, f"{100 * o['ece']:.1f}", f"{o['brier']:.3f}", *comp, f"{100 * o['mean_confidence']:.1f}", f"{100 * o['accuracy']:.1f}"])
+    return render(head, body, style="markdown")
 
 
 def task_markdown_table(label: str, cal: dict) -> str:
     """Per task ECE, Brier, accuracy and mean confidence for one result."""
-    lines = [f"| {label}: task | n | ECE (%) | Brier | acc. (%) | mean conf. (%) |", "|---|---|---|---|---|---|"]
-    for t, f in cal["tasks"].items():
-        lines.append(f"| {TASK_BY_NAME[t].display_en} | {f['n']} | {100 * f['ece']:.1f} | {f['brier']:.3f} | {100 * f['accuracy']:.1f} | {100 * f['mean_confidence']:.1f} |")
-    return "\n".join(lines)
+    head = [f"{label}: task", "n", "ECE (%)", "Brier", "acc. (%)", "mean conf. (%)"]
+    body = [[TASK_BY_NAME[t].display_en, str(f["n"]), f"{100 * f['ece']:.1f}", f"{f['brier']:.3f}", f"{100 * f['accuracy']:.1f}", f"{100 * f['mean_confidence']:.1f}"]
+            for t, f in cal["tasks"].items()]
+    return render(head, body, style="markdown")
 
 
 def reliability_plot(entries: list[tuple[str, list[dict]]], path: str | Path, *, bins: int = DEFAULT_BINS, title: str = "Reliability") -> None:
+    """Reliability diagram saved to ``path`` (see :func:`reliability_figure`)."""
+    import matplotlib.pyplot as plt
+
+    fig = reliability_figure(entries, bins=bins, title=title)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def reliability_figure(entries: list[tuple[str, list[dict]]], *, bins: int = DEFAULT_BINS, title: str = "Reliability"):
     """Reliability diagram, one panel per result: accuracy per confidence bin against the diagonal,
     with the bin counts as a histogram underneath and the ECE in the panel title."""
     import matplotlib
@@ -173,7 +190,10 @@ def reliability_plot(entries: list[tuple[str, list[dict]]], path: str | Path, *,
         raise ValueError("reliability_plot needs at least one result")
     ncols = min(3, n)
     nrows = -(-n // ncols)
-    fig, axes = plt.subplots(2 * nrows, ncols, figsize=(4.2 * ncols, 4.6 * nrows), squeeze=False, gridspec_kw={"height_ratios": [3, 1] * nrows})
+    fig, axes = plt.subplots(
+        2 * nrows, ncols, figsize=(4.4 * ncols, 4.8 * nrows), squeeze=False, gridspec_kw={"height_ratios": [3, 1] * nrows},
+        layout="constrained",
+    )
     width = 1.0 / bins
     for k, (label, preds) in enumerate(entries):
         r, c = divmod(k, ncols)
@@ -194,13 +214,12 @@ def reliability_plot(entries: list[tuple[str, list[dict]]], path: str | Path, *,
             ax.legend(fontsize=7, loc="upper left", frameon=False)
         hx.bar(centers, [b["n"] for b in rel], width=width * 0.95, color="0.5")
         hx.set_xlim(0, 1)
-        hx.set_xlabel(f"confidence (probability of the predicted letter), {bins} bins")
+        hx.set_xlabel("confidence")
         hx.set_ylabel("items")
     for k in range(n, nrows * ncols):
         r, c = divmod(k, ncols)
         axes[2 * r][c].axis("off")
         axes[2 * r + 1][c].axis("off")
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    fig.supxlabel(f"confidence = probability of the predicted letter, {bins} bins", fontsize=9)
+    return fig

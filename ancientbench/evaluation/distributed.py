@@ -27,6 +27,12 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
+from ..errors import AncientBenchError
+
+
+class DistributedError(AncientBenchError, ValueError):
+    """Options that cannot be combined with a multi-process launch."""
+
 
 def launched_processes() -> int:
     """How many processes the launcher started (``WORLD_SIZE``; 1 when not launched by torchrun/accelerate)."""
@@ -107,13 +113,13 @@ def init(device: str | None = None, device_map: str | None = None) -> SingleProc
     if _current is not None:
         return _current
     if device_map is not None:
-        raise ValueError(
+        raise DistributedError(
             f"--device-map {device_map} spreads one model over all devices of one process; it cannot be combined "
             f"with {n} processes (data parallelism) - use one or the other"
         )
     from accelerate import PartialState
 
-    from .models import npu_available
+    from ..models import npu_available
 
     kind = (device or "auto").split(":")[0]
     if kind == "auto":
@@ -123,7 +129,7 @@ def init(device: str | None = None, device_map: str | None = None) -> SingleProc
     else:
         cpu = kind == "cpu"
     if kind not in ("auto", "cpu", "cuda", "npu"):
-        raise ValueError(f"device {device!r} cannot be used with several processes; use cuda, npu or cpu")
+        raise DistributedError(f"device {device!r} cannot be used with several processes; use cuda, npu or cpu")
     # cpu=True is what makes accelerate form a gloo group of CPU processes (TECH-NOTES §6)
     _current = Processes(PartialState(cpu=cpu))
     return _current

@@ -1,0 +1,300 @@
+"""The backend interface: what a model runtime must answer so AncientBench can score it, and the registry.
+
+A backend is the only code that talks to a model (a ``transformers`` model in this process, an
+OpenAI-compatible server, vLLM, ...). Everything else - prompt text, few-shot assembly, fitting prompts to
+the context, letter extraction, resume, results - lives in :mod:`ancientbench.evaluation`, once for every
+backend. A backend answers three kinds of request (as lm-evaluation-harness's ``LM``):
+
+==============================  ===========================================  ==========================
+method                          answers                                      used by mode
+==============================  ===========================================  ==========================
+:meth:`Backend.letter_logprobs`  log P(continuation as the *next token*)      ``letter`` (the paper's)
+                                 for each of a few one-token continuations
+                                 (the letters ``A``-``D``) after a prompt
+:meth:`Backend.loglikelihoods`   log P(continuation | prompt) summed over     ``ppl``
+                                 the continuation's tokens, for each option
+:meth:`Backend.generate`         greedy text after a prompt, at most          ``generate``
+                                 ``max_new_tokens`` tokens
+==============================  ===========================================  ==========================
+
+What a backend must implement (subclass :class:`Backend`, then register it, see below):
+
+- ``name`` (class attribute): its registry name; ``modes``: the modes it can answer, a subset of
+  :data:`MODES` (the method of a mode it lacks may raise :class:`UnsupportedModeError`).
+- ``load(cls, config: BackendConfig) -> Backend`` (classmethod): open the model / client. Read only the
+  :class:`BackendConfig` fields that apply; refuse (``BackendError``) options it cannot honour.
+- ``info() -> dict``: the ``model`` block of a results file. Must hold ``name_or_path``; may hold
+  ``revision``, ``weights_sha256``, ``dtype``, ``device``, ``smoke_model``, ``num_parameters``, ...
+- ``fingerprint() -> dict``: everything besides the prompts that can change a score (weights hash, dtype,
+  tokenizer / chat template hash, server URL and served model, ...). JSON values only. Stored predictions
+  are reused on resume only when it is unchanged (the evaluation layer adds mode, shots, templates, data).
+- ``context_length() -> int | None`` and ``count_tokens(prompts) -> list[int] | None``: the largest number
+  of prompt tokens the model takes, and each prompt's length in tokens, exactly as it will be sent (chat
+  template applied when ``prompt.chat``). Either may be ``None`` ("cannot tell"): the evaluation layer then
+  sends prompts unfitted and an item the model refuses becomes an error record.
+- the methods of its modes: each takes a list of requests and ``on_done(indices, results)``, which it must
+  call as results are finished (any order, each index exactly once) so they are saved as they come; it also
+  returns all results in request order. A failure of one item that the user can do nothing about in this
+  run (e.g. a server rejecting an over-long prompt) may be returned as a result with ``error`` set; it then
+  counts as wrong. Errors of the setup (bad key, unreachable server, tokenizer that cannot read a letter)
+  are raised as a :class:`~ancientbench.errors.AncientBenchError` subclass.
+- optionally ``stats() -> dict``: figures for the results' ``setting`` block (batch size reached, letter
+  token ids, requests retried, ...), and ``close()``.
+
+Prompts: a :class:`Prompt` is plain text split into a ``prefix`` shared by many items (instruction and
+exemplars; backends may cache its KV state) and the item's ``suffix``, plus ``chat``: render
+``prefix + suffix`` as one user turn of the model's chat template (ending in the generation prompt) - or,
+for a server, send it as one user message to the chat endpoint. Backends add the tokenizer's leading
+special tokens (BOS) to non-chat prompts; chat templates bring their own.
+
+Registry: :data:`BACKENDS` maps a name to ``"module:Class"`` and is imported lazily, so an optional
+backend's missing dependency only matters when it is used; :func:`register_backend` adds one at run time
+(e.g. a plugin or a test); :func:`get_backend` returns the class; :func:`load_backend` loads it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Mapping, Sequence
+
+from ..errors import AncientBenchError
+
+MODES = ("letter", "ppl", "generate")
+"""``letter``: next-token log-probabilities of A-D after ``答案是：`` (the paper's, default); ``ppl``: the
+log-likelihood of each option's text as continuation; ``generate``: the model answers freely and the letter
+is extracted from its text."""
+
+
+class BackendError(AncientBenchError, RuntimeError):
+    """A backend cannot be found, loaded or used with the given options."""
+
+
+class UnsupportedModeError(BackendError, ValueError):
+    """The backend cannot answer requests of this mode (e.g. no log-probabilities from a server)."""
+
+
+# --------------------------------------------------------------------------------------------- requests
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """The text before the answer: ``prefix`` (shared by the items of a task) + ``suffix`` (the item's)."""
+
+    prefix: str
+    suffix: str
+    chat: bool = False  # render as one user turn of the chat template, ending in the generation prompt
+
+    @property
+    def text(self) -> str:
+        return self.prefix + self.suffix
+
+
+@dataclass(frozen=True)
+class LetterRequest:
+    """Log-probabilities of each continuation as the single next token after ``prompt``.
+
+    ``continuations`` are the letters as written after the prompt (``"A"`` or ``" A"``, letter style).
+    """
+
+    prompt: Prompt
+    continuations: tuple[str, ...]
+    name: str = ""  # how errors name the request (e.g. "item 'cloze-1'")
+
+
+@dataclass(frozen=True)
+class LoglikelihoodRequest:
+    """log P(continuation | prompt), summed over the continuation's tokens, for each continuation."""
+
+    prompt: Prompt
+    continuations: tuple[str, ...]
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    """Greedy generation (temperature 0) after ``prompt`` until end of turn or ``max_new_tokens`` tokens."""
+
+    prompt: Prompt
+    max_new_tokens: int
+    name: str = ""
+
+
+@dataclass
+class LetterResult:
+    """One log-probability per continuation; ``None`` where the backend could not see it (e.g. a letter
+    missing from a server's top log-probabilities). ``error`` set: no result for this item."""
+
+    logprobs: list[float | None] | None
+    error: str | None = None
+
+
+@dataclass
+class LoglikelihoodResult:
+    """Per continuation: summed log-likelihood and its number of tokens (``None`` when unknown)."""
+
+    logprobs: list[float] | None
+    n_tokens: list[int | None] | None = None
+    error: str | None = None
+
+
+@dataclass
+class GenerateResult:
+    """The generated text as returned (thinking blocks included); ``finish_reason`` e.g. ``stop``/``length``."""
+
+    text: str | None
+    n_tokens: int | None = None
+    finish_reason: str | None = None
+    error: str | None = None
+
+
+OnDone = Callable[[list[int], list[Any]], None]
+"""``on_done(indices, results)``: results of the requests at ``indices`` (positions in the request list)."""
+
+
+# ------------------------------------------------------------------------------------------------ config
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    """Everything a backend may be opened with; each backend reads the fields that apply to it.
+
+    Common: ``model`` (Hub id, local folder, served model name, ``tiny-random``), ``max_length`` (context
+    limit in tokens, default the model's). In-process (``hf``, ``vllm``, ``tiny-random``): ``revision``,
+    ``device``, ``dtype``, ``device_map``, ``trust_remote_code``, ``batch_size``, ``prefix_cache``.
+    Servers (``openai``): ``base_url``, ``api_key_env`` (the *name* of the variable holding the key),
+    ``concurrency``, ``timeout``, ``max_retries``, ``tokenizer`` (a local tokenizer to count tokens with).
+    ``options``: backend-specific extras (``--backend-option KEY=VALUE``).
+    """
+
+    model: str
+    revision: str | None = None
+    device: str | None = "auto"
+    dtype: str | None = "auto"
+    device_map: str | None = None
+    trust_remote_code: bool = False
+    batch_size: int | str = 8
+    prefix_cache: bool | str = "auto"
+    max_length: int | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    concurrency: int = 8
+    timeout: float = 120.0
+    max_retries: int = 5
+    tokenizer: str | None = None
+    options: Mapping[str, str] = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------------------------- backend
+
+
+class Backend(ABC):
+    """A model runtime that answers letter, option-likelihood and/or generation requests (see module doc)."""
+
+    name: ClassVar[str] = ""
+    modes: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    @abstractmethod
+    def load(cls, config: BackendConfig) -> "Backend":
+        """Open the model or client described by ``config``."""
+
+    def supports(self, mode: str) -> bool:
+        return mode in self.modes
+
+    @abstractmethod
+    def info(self) -> dict:
+        """The ``model`` block of a results file (``name_or_path`` at least)."""
+
+    @abstractmethod
+    def fingerprint(self) -> dict:
+        """What besides the prompts can change a score; stored predictions are reused only when it is equal."""
+
+    def context_length(self) -> int | None:
+        """The most prompt tokens the model takes (``None``: cannot tell)."""
+        return None
+
+    def count_tokens(self, prompts: Sequence[Prompt]) -> list[int] | None:
+        """Each prompt's length in tokens as it will be sent (``None``: cannot count)."""
+        return None
+
+    def letter_logprobs(self, requests: Sequence[LetterRequest], on_done: OnDone | None = None) -> list[LetterResult]:
+        raise UnsupportedModeError(f"backend {self.name!r} does not support --mode letter")
+
+    def loglikelihoods(self, requests: Sequence[LoglikelihoodRequest],
+                       on_done: OnDone | None = None) -> list[LoglikelihoodResult]:
+        raise UnsupportedModeError(f"backend {self.name!r} does not support --mode ppl")
+
+    def generate(self, requests: Sequence[GenerateRequest], on_done: OnDone | None = None) -> list[GenerateResult]:
+        raise UnsupportedModeError(f"backend {self.name!r} does not support --mode generate")
+
+    def stats(self) -> dict:
+        """Figures for the results' ``setting`` block (batch size reached, letter token ids, retries ...)."""
+        return {}
+
+    def close(self) -> None:
+        """Release the model / client."""
+
+
+# ---------------------------------------------------------------------------------------------- registry
+
+BACKENDS: dict[str, str] = {
+    "hf": "ancientbench.backends.hf:HFBackend",
+    "tiny-random": "ancientbench.backends.tiny:TinyRandomBackend",
+    "openai": "ancientbench.backends.openai:OpenAIBackend",
+    "vllm": "ancientbench.backends.vllm:VLLMBackend",
+}
+"""name -> ``"module:Class"`` (imported on first use)."""
+
+BACKEND_HELP: dict[str, str] = {
+    "hf": "transformers model in this process (Hub id or local folder): letter, ppl, generate",
+    "tiny-random": "built-in random-weight smoke model (chance level), the hf backend on a tiny model",
+    "openai": "any OpenAI-compatible server (--base-url; key from $OPENAI_API_KEY): letter where the server "
+              "returns logprobs, ppl where it echoes prompt logprobs (vLLM, SGLang), generate",
+    "vllm": "vLLM in this process (pip install ancientbench[vllm], GPU): letter, ppl, generate",
+}
+
+_loaded: dict[str, type[Backend]] = {}
+
+
+def register_backend(name: str, target: str | type[Backend], help: str = "") -> None:
+    """Register a backend class (or ``"module:Class"``) under ``name``, replacing any earlier one."""
+    if isinstance(target, str):
+        BACKENDS[name] = target
+        _loaded.pop(name, None)
+    else:
+        BACKENDS[name] = f"{target.__module__}:{target.__qualname__}"
+        _loaded[name] = target
+    if help:
+        BACKEND_HELP[name] = help
+
+
+def get_backend(name: str) -> type[Backend]:
+    """The backend class registered as ``name``; :class:`BackendError` naming the choices otherwise."""
+    if name in _loaded:
+        return _loaded[name]
+    try:
+        target = BACKENDS[name]
+    except KeyError:
+        raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}") from None
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise BackendError(f"backend {name!r} is not available: {err}") from err
+    cls = getattr(module, attr)
+    _loaded[name] = cls
+    return cls
+
+
+def load_backend(name: str, config: BackendConfig) -> Backend:
+    """Load backend ``name`` with ``config``."""
+    return get_backend(name).load(config)
+
+
+__all__ = [
+    "BACKENDS", "BACKEND_HELP", "MODES", "Backend", "BackendConfig", "BackendError", "GenerateRequest",
+    "GenerateResult", "LetterRequest", "LetterResult", "LoglikelihoodRequest", "LoglikelihoodResult", "OnDone",
+    "Prompt", "UnsupportedModeError", "get_backend", "load_backend", "register_backend",
+]

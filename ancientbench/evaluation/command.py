@@ -1,0 +1,135 @@
+"""``ancientbench eval``: the command line of an evaluation (arguments -> :func:`evaluate_model` -> table)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..backends.base import BACKEND_HELP, BACKENDS, MODES, BackendConfig
+from .settings import DEFAULT_MAX_NEW_TOKENS
+
+MODE_HELP = {
+    "letter": "next-token log-probabilities of A-D after '答案是：' (the paper's; default)",
+    "ppl": "log-likelihood of each option's text as continuation; length-normalised per character decides",
+    "generate": "the model answers as a chat turn within --max-new-tokens; the letter is extracted",
+}
+
+
+def _batch_size_arg(value: str):
+    if value == "auto":
+        return value
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {value!r}")
+    return n
+
+
+def _positive_int(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
+    return n
+
+
+def _key_value(value: str) -> tuple[str, str]:
+    key, sep, val = value.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {value!r}")
+    return key, val
+
+
+def add_arguments(parser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = ("backends:\n" + "\n".join(f"  {n:<12} {BACKEND_HELP.get(n, '')}" for n in BACKENDS)
+                     + "\nmodes:\n" + "\n".join(f"  {m:<12} {MODE_HELP[m]}" for m in MODES))
+    parser.add_argument("--model", required=True,
+                        help="Hub id, local model folder, 'tiny-random' (built-in smoke model), or a served model's name")
+    parser.add_argument("--backend", default="hf", metavar="NAME",
+                        help=f"how the model is run: {', '.join(BACKENDS)} (default hf; see below)")
+    parser.add_argument("--mode", choices=MODES, default="letter", help="how an answer is scored (default letter; see below)")
+    parser.add_argument("--max-new-tokens", type=_positive_int, default=DEFAULT_MAX_NEW_TOKENS,
+                        help=f"generate mode: the answer's token budget (default {DEFAULT_MAX_NEW_TOKENS})")
+    parser.add_argument("--log-samples", action="store_true",
+                        help="add the full prompt (and in generate mode the raw answer) to each prediction record")
+    parser.add_argument("--tasks", nargs="+", default=None, help="task or competency names (default: all tasks with data)")
+    parser.add_argument("--shots", nargs="+", type=int, default=[0, 5], help="numbers of few-shot exemplars (default: 0 5)")
+    parser.add_argument("--batch-size", type=_batch_size_arg, default=8,
+                        help="prompts per forward pass (default 8), or 'auto': start at 128 on a GPU/NPU (16 on CPU) "
+                             "and halve on out-of-memory")
+    parser.add_argument("--device", default="auto", help="auto (cuda > npu > mps > cpu), cpu, cuda, cuda:1, npu:0, mps")
+    parser.add_argument("--dtype", default="auto", help="auto (bf16 on cuda/npu, fp32 on cpu), float32, bfloat16, float16")
+    parser.add_argument("--limit", type=int, default=None, help="score only the first N test items of each task")
+    parser.add_argument("--data", default=None, help="dataset folder (data/<task>/{test,dev}.jsonl) or JSONL question file")
+    parser.add_argument("--fewshot-data", default=None,
+                        help="where exemplars come from (folder or JSONL of dev rows); default: --data folder, "
+                             "or the bundled dataset for a JSONL --data")
+    parser.add_argument("--output", default="results", help="results folder (default ./results)")
+    parser.add_argument("--letter-style", choices=["bare", "space"], default="bare",
+                        help="score 'A' (bare, the paper's/CMMLU's) or ' A' (space, lm-eval's)")
+    parser.add_argument("--chat", action="store_true",
+                        help="wrap each prompt as a user turn with the chat template (always on in generate mode)")
+    parser.add_argument("--revision", default=None, help="Hub revision (branch, tag or commit)")
+    parser.add_argument("--trust-remote-code", action="store_true", help="allow the model's own code (e.g. GLM, Baichuan)")
+    parser.add_argument("--device-map", choices=["auto"], default=None, help="spread a large model over all devices")
+    parser.add_argument("--max-length", type=int, default=None, help="context limit in tokens (default: the model's)")
+    parser.add_argument("--no-prefix-cache", action="store_true", help="score every prompt from scratch (no KV reuse)")
+    parser.add_argument("--overwrite", action="store_true", help="discard predictions already in --output for these settings")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--circular", action="store_true",
+                        help="score each item under the 4 cyclic rotations of its options; add circular accuracy (CircularEval)")
+    server = parser.add_argument_group("server backends (openai)")
+    server.add_argument("--base-url", default=None, help="the server's OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1")
+    server.add_argument("--api-key-env", default=None, help="name of the environment variable holding the API key "
+                                                            "(default OPENAI_API_KEY)")
+    server.add_argument("--concurrency", type=_positive_int, default=8, help="requests in flight at once (default 8)")
+    server.add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
+    server.add_argument("--max-retries", type=int, default=5, help="retries with backoff on 429/5xx/timeouts (default 5)")
+    server.add_argument("--tokenizer", default=None, help="a local tokenizer (Hub id or folder) to count prompt tokens with")
+    parser.add_argument("--backend-option", type=_key_value, action="append", default=[], metavar="KEY=VALUE",
+                        help="backend-specific option (repeatable)")
+
+
+def backend_config(args) -> BackendConfig:
+    """The :class:`BackendConfig` the command line describes (model-loading fields are set by evaluate_model)."""
+    return BackendConfig(
+        model=args.model, base_url=args.base_url, api_key_env=args.api_key_env, concurrency=args.concurrency,
+        timeout=args.timeout, max_retries=args.max_retries, tokenizer=args.tokenizer,
+        options=dict(args.backend_option),
+    )
+
+
+def run(args) -> int:
+    import warnings
+
+    from . import distributed
+    from ..reports.table import results_table
+    from .results import results_path
+    from .runner import evaluate_model
+
+    warnings.formatwarning = lambda message, category, *a, **k: f"warning: {message}\n"  # no source lines on a CLI
+    results = evaluate_model(
+        args.model, tasks=args.tasks, shots=args.shots, batch_size=args.batch_size, device=args.device,
+        dtype=args.dtype, limit=args.limit, data=args.data, output_dir=args.output,
+        letter_style=args.letter_style, chat=args.chat, prefix_cache=False if args.no_prefix_cache else "auto",
+        revision=args.revision, trust_remote_code=args.trust_remote_code, device_map=args.device_map,
+        max_length=args.max_length, fewshot_data=args.fewshot_data, overwrite=args.overwrite,
+        progress=not args.no_progress, circular=args.circular, backend=args.backend, mode=args.mode,
+        max_new_tokens=args.max_new_tokens, log_samples=args.log_samples, backend_config=backend_config(args),
+    )
+    procs = distributed.init()
+    distributed.close()
+    if not procs.is_main_process:  # the main process of a multi-process run prints and has written the files
+        return 0
+    print(results_table(list(results.values())))
+    if args.circular:
+        from ..circular import format_table as circular_table
+
+        print("\n" + circular_table(list(results.values())))
+    files = [str(results_path(r["predictions_file"])) for r in results.values()]
+    print("\nresults: " + ", ".join(files))
+    return 0

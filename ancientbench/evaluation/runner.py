@@ -1,0 +1,541 @@
+"""Running an evaluation: prompts -> fitting to the context -> the backend -> prediction records -> results.
+
+This is the one place, for every backend and mode, where prompts are built (:mod:`ancientbench.prompts`),
+few-shot exemplars are dropped (longest first) until a prompt fits the backend's context, an item whose
+question alone does not fit becomes an error record (``pred: null``, counted wrong, never truncated),
+letters are read (argmax of the letter log-probabilities; the option likelihoods; or the generated answer
+through :mod:`ancientbench.evaluation.extract`), and predictions are saved as they come so a rerun resumes.
+
+- :func:`score_task` ``(backend, settings, task, items, exemplars) -> TaskRun``: one task's records.
+- :func:`run_setting` ``(backend, questions, settings, ...) -> results``: one setting over a question set, in
+  three steps: :func:`plan` (fingerprint, stored predictions, what is left; the shard of this process),
+  :func:`score` (:func:`score_task` per task, appending to the store), :func:`assemble` (merge processes,
+  rewrite the predictions in dataset order, build and write the results).
+- :func:`evaluate_model` ``(model, tokenizer=None, ..., backend="hf", mode="letter")`` -> ``{shots: results}``.
+
+Prediction records: ``{"id", "task", "gold", "pred", "logprobs", "shots_used", "item_sha256",
+"fewshot_sha256"}`` plus, per mode: ``ppl`` - ``option_logprobs`` (summed), ``option_logprobs_norm`` (per
+character; decides ``pred``), ``option_tokens``, ``pred_sum``; ``generate`` - ``extracted_by`` (rule) or
+``extraction_failed: true``, ``finish_reason``; letters missing from a server's answer - ``missing_letters``;
+no answer - ``error`` and ``error_type`` (``context_length``, ``backend``, ``missing_letters``). With
+``log_samples``: ``prompt`` (the full prompt text; the user turn in chat mode) and in generate mode
+``response`` (the raw answer).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from ..backends.base import (
+    Backend, BackendConfig, GenerateRequest, LetterRequest, LoglikelihoodRequest, Prompt, UnsupportedModeError,
+    load_backend,
+)
+from ..errors import AncientBenchError
+from ..prompts import build_mode_prompt, format_mode_exemplar, letter_prefix
+from ..tasks import LETTERS, get_task
+from .extract import extract_letter
+from .results import build_results, results_path
+from .settings import DEFAULT_MAX_NEW_TOKENS, Settings
+from .store import PredictionStore, ResumeError, _atomic_write, _matches, fewshot_sha256, item_sha256
+
+
+class EvaluationError(AncientBenchError, ValueError):
+    """A setting that cannot be run as asked (too few exemplars, a model object without its tokenizer ...)."""
+
+
+@dataclass
+class TaskRun:
+    """The records of one task (in the order of its items) and what the results report about them."""
+
+    records: list[dict]
+    fewshot_truncated_items: int = 0
+    too_long_items: list[str] = field(default_factory=list)
+
+
+def _argmax(row: Sequence[float | None]) -> str | None:
+    present = [j for j in range(len(LETTERS)) if row[j] is not None]
+    if not present:
+        return None
+    return LETTERS[max(present, key=lambda j: (row[j], -j))]  # ties go to the earlier letter
+
+
+# ------------------------------------------------------------------------------------------- fitting
+
+
+def _drop_order(backend: Backend, mode: str, exemplars: Sequence[Mapping[str, str]], letter_style: str) -> list[int]:
+    """Exemplars in the order they are dropped to fit the context: longest (in tokens) first, later ones on ties."""
+    texts = [format_mode_exemplar(mode, e, letter_style) for e in exemplars]
+    lengths = backend.count_tokens([Prompt("", t) for t in texts]) if texts else []
+    if lengths is None:
+        return list(range(len(exemplars)))[::-1]
+    return sorted(range(len(exemplars)), key=lambda j: (-lengths[j], -j))
+
+
+def _needed_tokens(backend: Backend, settings: Settings, prompts: list[Prompt], items: list[Mapping]) -> list[int] | None:
+    """Tokens each prompt needs in this mode: the prompt (letter), plus the longest option (ppl) or the
+    answer budget (generate)."""
+    if settings.mode == "ppl":
+        per_option = [backend.count_tokens([Prompt(p.prefix, p.suffix + it[x], p.chat) for p, it in zip(prompts, items)])
+                      for x in LETTERS]
+        if any(c is None for c in per_option):
+            return None
+        return [max(c[i] for c in per_option) for i in range(len(prompts))]
+    counts = backend.count_tokens(prompts)
+    if counts is None:
+        return None
+    extra = settings.max_new_tokens if settings.mode == "generate" else 0
+    return [n + extra for n in counts]
+
+
+# ------------------------------------------------------------------------------------------ one task
+
+
+def score_task(
+    backend: Backend,
+    settings: Settings,
+    task: str,
+    items: Sequence[Mapping[str, str]],
+    exemplars: Sequence[Mapping[str, str]] = (),
+    *,
+    progress=None,
+    on_batch: Callable[[list[dict]], None] | None = None,
+    log_samples: bool = False,
+) -> TaskRun:
+    """Score the items of one task with the first ``settings.shots`` of ``exemplars`` (its dev split).
+
+    ``on_batch(records)`` receives each finished batch's records (items too long for the context first);
+    ``progress`` is anything with ``update(n)``.
+    """
+    get_task(task)
+    shots, mode, style = settings.shots, settings.mode, settings.letter_style
+    if len(exemplars) < shots:
+        raise EvaluationError(f"task {task!r}: {shots}-shot needs {shots} dev exemplars, only {len(exemplars)} available")
+    if not backend.supports(mode):
+        raise UnsupportedModeError(f"backend {backend.name!r} does not support --mode {mode} "
+                                   f"(it supports: {', '.join(backend.modes)})")
+    shots_list = list(exemplars[:shots])
+    limit = backend.context_length()
+    drop = _drop_order(backend, mode, shots_list, style) if limit is not None else []
+    kept_by_dropped = [[e for j, e in enumerate(shots_list) if j not in set(drop[:d])] for d in range(shots + 1)]
+
+    def prompt_for(i: int, dropped: int) -> Prompt:
+        p = build_mode_prompt(mode, task, items[i], kept_by_dropped[dropped], style)
+        return Prompt(p.prefix, p.suffix, settings.chat)
+
+    dropped = [0] * len(items)
+    too_long: dict[int, int] = {}  # item -> tokens it needs without exemplars
+    pending = list(range(len(items))) if limit is not None else []
+    while pending:
+        needed = _needed_tokens(backend, settings, [prompt_for(i, dropped[i]) for i in pending], [items[i] for i in pending])
+        if needed is None:
+            break
+        retry = []
+        for i, n in zip(pending, needed):
+            if n <= limit:
+                continue
+            if dropped[i] < shots:
+                dropped[i] += 1
+                retry.append(i)
+            else:
+                too_long[i] = n
+        pending = retry
+    records: list[dict | None] = [None] * len(items)
+    prompts = {i: prompt_for(i, dropped[i]) for i in range(len(items))}
+
+    def base(i: int) -> dict:
+        it = items[i]
+        rec = {"id": it["id"], "task": task, "gold": it["answer"], "pred": None, "logprobs": None,
+               "shots_used": shots - dropped[i]}
+        if log_samples:
+            rec["prompt"] = prompts[i].text
+        return rec
+
+    def error(i: int, message: str, kind: str) -> dict:
+        return {**base(i), "error": message, "error_type": kind}
+
+    error_records = []
+    for i, n in too_long.items():
+        if mode == "generate":
+            message = (f"question alone needs {n} tokens with the {settings.max_new_tokens} new tokens of the answer, "
+                       f"more than the model's context of {limit}")
+        else:
+            message = f"question alone is {n} tokens, longer than the model's context of {limit}"
+        records[i] = error(i, message, "context_length")
+        error_records.append(records[i])
+    if error_records and on_batch is not None:
+        on_batch(error_records)
+    if progress is not None and error_records:
+        progress.update(len(error_records))
+
+    scored = [i for i in range(len(items)) if i not in too_long]
+    names = [f"item {items[i]['id']!r}" for i in scored]
+
+    def record(i: int, result) -> dict:
+        if result.error:
+            return error(i, result.error, "backend")
+        rec = base(i)
+        if mode == "letter":
+            row = list(result.logprobs)
+            rec["logprobs"] = row
+            missing = [x for x, v in zip(LETTERS, row) if v is None]
+            rec["pred"] = _argmax(row)
+            if missing:
+                rec["missing_letters"] = missing
+                if rec["pred"] is None:
+                    rec.update(error="no answer letter among the log-probabilities the backend returned",
+                               error_type="missing_letters")
+        elif mode == "ppl":
+            sums = [float(v) for v in result.logprobs]
+            norm = [s / max(1, len(items[i][x])) for s, x in zip(sums, LETTERS)]
+            rec.update(pred=_argmax(norm), pred_sum=_argmax(sums), option_logprobs=sums,
+                       option_logprobs_norm=norm, option_tokens=result.n_tokens)
+        else:
+            letter, rule = extract_letter(result.text, items[i])
+            rec["pred"] = letter
+            if letter is None:
+                rec["extraction_failed"] = True
+            else:
+                rec["extracted_by"] = rule
+            rec["finish_reason"] = result.finish_reason
+            if log_samples:
+                rec["response"] = result.text
+        return rec
+
+    def on_done(chunk: list[int], results: list) -> None:
+        batch = []
+        for k, res in zip(chunk, results):
+            records[scored[k]] = record(scored[k], res)
+            batch.append(records[scored[k]])
+        if on_batch is not None:
+            on_batch(batch)
+        if progress is not None:
+            progress.update(len(chunk))
+
+    if scored:
+        if mode == "letter":
+            conts = tuple(letter_prefix(style) + x for x in LETTERS)
+            reqs = [LetterRequest(prompts[i], conts, n) for i, n in zip(scored, names)]
+            backend.letter_logprobs(reqs, on_done)
+        elif mode == "ppl":
+            reqs = [LoglikelihoodRequest(prompts[i], tuple(items[i][x] for x in LETTERS), n) for i, n in zip(scored, names)]
+            backend.loglikelihoods(reqs, on_done)
+        else:
+            reqs = [GenerateRequest(prompts[i], settings.max_new_tokens, n) for i, n in zip(scored, names)]
+            backend.generate(reqs, on_done)
+    missing = [items[i]["id"] for i in scored if records[i] is None]
+    if missing:  # a backend that skipped on_done for some request is a bug in that backend
+        raise RuntimeError(f"backend {backend.name!r} returned no result for {len(missing)} item(s): {missing[:5]}")
+    return TaskRun(
+        records=records,  # type: ignore[arg-type]
+        fewshot_truncated_items=sum(1 for d in dropped if d > 0),
+        too_long_items=[items[i]["id"] for i in too_long],
+    )
+
+
+# ------------------------------------------------------------------------------------------- setting
+
+
+@dataclass
+class Plan:
+    """Step 1 of a setting: what is stored, what is left to score (this process's shard), where it goes."""
+
+    settings: Settings
+    fingerprint: dict
+    expected: dict[str, tuple[str, str]]  # id -> (item_sha256, fewshot_sha256) of this run
+    done: dict[str, dict]
+    todo: dict[str, list[dict]]
+    wanted_ids: list[str]
+    store: PredictionStore | None
+    pred_file: Path | None
+    letter_ids: dict | None = None
+
+
+def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, overwrite=False, procs) -> Plan:
+    """Fingerprint the setting, load (and check) the stored predictions, and shard what is left."""
+    from ..models import model_slug
+
+    fingerprint = settings.fingerprint(backend.fingerprint())
+    main = procs.is_main_process
+    shots = settings.shots
+    # what each record is checked against on resume: its item's row and its task's exemplar set
+    task_fewshot = {t: fewshot_sha256(questions.exemplars.get(t, []), shots) for t in questions.items}
+    expected = {it["id"]: (item_sha256(it), task_fewshot[t]) for t, rows in questions.items.items() for it in rows}
+    store, done, pred_file, letter_ids = None, {}, None, None
+    if output_dir is not None:
+        folder = Path(output_dir) / settings.output_name(model_slug(backend.info()["name_or_path"]))
+        pred_file = folder / f"predictions_{shots}shot.jsonl"
+        error = None
+        if main:  # only the main process reads, checks and repairs the files; the others learn what is done
+            folder.mkdir(parents=True, exist_ok=True)
+            store = PredictionStore(pred_file, fingerprint, questions.files_for(shots), overwrite=overwrite)
+            try:
+                done = store.load(expected)
+                store.write_meta()
+            except ResumeError as err:
+                if procs.num_processes == 1:
+                    raise
+                error = str(err)
+            letter_ids = store.letter_token_ids
+            stale = [i for i in expected if i in done and not _matches(done[i], expected[i])]
+            for i in stale:  # scored again; the rewrite at the end replaces them
+                del done[i]
+            if stale:
+                shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
+                warnings.warn(
+                    f"{pred_file}: {len(stale)} stored prediction(s) were made for other items or few-shot "
+                    f"exemplars under the same id (question, options, answer or another field changed, other "
+                    f"exemplars, or written before items were hashed): {shown}; scoring them again",
+                    stacklevel=3,
+                )
+        if procs.num_processes > 1:
+            error, done, letter_ids = procs.broadcast((error, done, letter_ids))
+            if error:
+                raise ResumeError(error)
+            if not main:
+                store = PredictionStore(pred_file, fingerprint, questions.files_for(shots), part=procs.process_index)
+    wanted_ids = [it["id"] for t in questions.items for it in questions.items[t]]
+    # each process scores a contiguous shard of every task's remaining items
+    todo = {t: procs.shard([it for it in rows if it["id"] not in done]) for t, rows in questions.items.items()}
+    return Plan(settings, fingerprint, expected, done, todo, wanted_ids, store, pred_file, letter_ids)
+
+
+def score(backend: Backend, questions, p: Plan, *, progress=True, log_samples=False, procs) -> tuple[dict, list, float]:
+    """Score what the plan left, appending each finished batch to the store; returns the new records by id,
+    the backend's batch sizes reached per task, and the seconds it took."""
+    from tqdm.auto import tqdm
+
+    from ..models import model_slug
+
+    main = procs.is_main_process
+    new: dict[str, dict] = {}
+    batch_used: list[int] = []
+    n_todo = sum(len(v) for v in p.todo.values())
+    label = f"{p.settings.output_name(model_slug(backend.info()['name_or_path']))} {p.settings.shots}-shot"
+    if procs.num_processes > 1:
+        label += f" [process {procs.process_index + 1}/{procs.num_processes}]"
+
+    def remember_letter_ids(ids: dict | None) -> None:
+        """Record the letter token ids in the sidecar as soon as known (a resumed run checks them)."""
+        if ids and p.letter_ids and p.letter_ids != ids:
+            raise ResumeError(f"letter token ids changed: {p.letter_ids} -> {ids}")
+        if ids:
+            p.letter_ids = ids
+        if main and p.store is not None and ids and p.store.letter_token_ids != ids:
+            p.store.letter_token_ids = ids
+            p.store.write_meta()
+
+    t0 = time.perf_counter()
+    show = progress and main and n_todo > 0
+    with tqdm(total=n_todo, desc=label, unit="q", disable=not show, file=sys.stderr) as bar:
+        for task, rows in p.todo.items():
+            if not rows:
+                continue
+            bar.set_postfix_str(task)
+
+            def on_batch(recs: list[dict]) -> None:
+                for r in recs:
+                    r["item_sha256"], r["fewshot_sha256"] = p.expected[r["id"]]
+                    new[r["id"]] = r
+                if p.store is not None:
+                    p.store.append(recs)
+
+            score_task(backend, p.settings, task, rows, questions.exemplars.get(task, []), progress=bar,
+                       on_batch=on_batch, log_samples=log_samples)
+            stats = backend.stats()
+            if stats.get("batch_size_used") is not None:
+                batch_used.append(stats["batch_size_used"])
+            remember_letter_ids(stats.get("letter_token_ids"))
+    return new, batch_used, time.perf_counter() - t0
+
+
+def assemble(backend: Backend, questions, p: Plan, new: dict, batch_used: list, seconds: float, *, procs) -> dict:
+    """Merge the processes' records, rewrite the predictions in dataset order, build and write the results."""
+    per_process = None
+    if procs.num_processes > 1:  # every process gets every process's records
+        shards = procs.gather([(list(new.values()), p.letter_ids, batch_used)])
+        new = {r["id"]: r for recs, _, _ in shards for r in recs}
+        per_process = [len(recs) for recs, _, _ in shards]
+        seen_ids = {json.dumps(ids, sort_keys=True) for _, ids, _ in shards if ids}
+        if len(seen_ids) > 1:
+            raise ResumeError(f"processes resolved different letter token ids: {sorted(seen_ids)}")
+        ids = next((ids for _, ids, _ in shards if ids), p.letter_ids)
+        batch_used = [b for _, _, used in shards for b in used]
+        if ids:  # resolved by another process when the main one had nothing to score
+            p.letter_ids = ids
+            if procs.is_main_process and p.store is not None and p.store.letter_token_ids != ids:
+                p.store.letter_token_ids = ids
+                p.store.write_meta()
+    all_records = {**p.done, **new}
+    ordered = [all_records[i] for i in p.wanted_ids]
+    if procs.is_main_process and p.store is not None:
+        wanted = set(p.wanted_ids)
+        p.store.finalize(ordered, [r for i, r in p.done.items() if i not in wanted])
+    stats = backend.stats()
+    setting = {
+        **p.settings.block(),
+        **{k: v for k, v in stats.items() if k not in ("batch_size_used", "letter_token_ids")},
+        "letter_token_ids": p.letter_ids if p.settings.mode == "letter" else None,
+        "batch_size_used": min(batch_used) if batch_used else None,  # smaller after out-of-memory back-off
+        "max_length": backend.context_length(),
+    }
+    data = {
+        "path": questions.data_path,
+        "files_sha256": questions.files_for(p.settings.shots),
+        "n_items": len(ordered),
+        "limit": questions.limit,
+        "missing_tasks": questions.missing_tasks,
+    }
+    resumed = sum(1 for i in p.wanted_ids if i in p.done)
+    timing = {
+        "seconds": round(seconds, 3),
+        "items_scored": len(new),
+        "items_resumed": resumed,
+        "items_per_second": round(len(new) / seconds, 3) if new and seconds > 0 else None,
+    }
+    results = build_results(
+        ordered, model_info=backend.info(), setting=setting, data=data, timing=timing,
+        predictions_file=str(p.pred_file) if p.pred_file else None, n_available=questions.n_available,
+        prompt=p.settings.prompt,
+    )
+    if questions.missing_tasks:
+        results["complete"] = False
+    if p.settings.circular:  # items were expanded into their rotations: add plain and circular accuracy
+        from ..circular import add_circular_figures
+
+        add_circular_figures(results, ordered)
+    if procs.num_processes > 1:
+        results["setting"]["processes"] = procs.num_processes
+        results["timing"]["items_per_process"] = per_process
+    if p.pred_file is not None:
+        if procs.is_main_process:
+            _atomic_write(results_path(p.pred_file), json.dumps(results, ensure_ascii=False, indent=2))
+    else:
+        results["predictions"] = ordered
+    return results
+
+
+def run_setting(backend: Backend, questions, settings: Settings, *, output_dir: str | Path | None = None,
+                progress: bool = True, overwrite: bool = False, log_samples: bool = False, processes=None) -> dict:
+    """Score one setting over a :class:`~ancientbench.dataset.QuestionSet`, resuming from disk: plan -> score ->
+    assemble. Under several processes every process scores a shard of each task's remaining items and gets
+    the merged results; only the main process writes the predictions and results files."""
+    from . import distributed
+
+    procs = processes or distributed.init()
+    p = plan(backend, questions, settings, output_dir=output_dir, overwrite=overwrite, procs=procs)
+    new, batch_used, seconds = score(backend, questions, p, progress=progress, log_samples=log_samples, procs=procs)
+    return assemble(backend, questions, p, new, batch_used, seconds, procs=procs)
+
+
+# --------------------------------------------------------------------------------------------- entry
+
+
+def evaluate_model(
+    model,
+    tokenizer=None,
+    tasks: Sequence[str] | None = None,
+    shots: Sequence[int] | int = (0, 5),
+    batch_size: int = 8,
+    device: str | None = None,
+    dtype: str | None = None,
+    limit: int | None = None,
+    data: str | Path | None = None,
+    output_dir: str | Path | None = None,
+    letter_style: str = "bare",
+    chat: bool = False,
+    *,
+    prefix_cache: bool | str = "auto",
+    revision: str | None = None,
+    trust_remote_code: bool = False,
+    device_map: str | None = None,
+    max_length: int | None = None,
+    fewshot_data: str | Path | None = None,
+    overwrite: bool = False,
+    progress: bool = True,
+    circular: bool = False,
+    backend: str | Backend = "hf",
+    mode: str = "letter",
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+    log_samples: bool = False,
+    backend_config: BackendConfig | None = None,
+) -> dict[int, dict]:
+    """Evaluate a model on AncientBench; returns ``{shots: results}`` (the dicts written as ``results_<k>shot.json``).
+
+    ``model`` is a Hub id, a local folder, ``"tiny-random"`` (the built-in chance-level smoke model), a served
+    model's name (``backend="openai"``), or an already loaded ``AutoModelForCausalLM`` (then pass its
+    ``tokenizer``; ``device``/``dtype`` are applied only if given, ``"auto"`` choosing as for a model loaded
+    by name). ``backend``: a registered name (:mod:`ancientbench.backends`) or a loaded :class:`Backend`;
+    ``mode``: ``letter``, ``ppl`` or ``generate``. ``tasks``: task or competency names (default all with
+    data). ``data``: dataset folder or JSONL question file (default: the bundled dataset). Without
+    ``output_dir`` nothing is written and each results dict carries its records under ``"predictions"``.
+    ``circular``: score every test item under the four cyclic rotations of its options and add plain and
+    circular accuracy (:mod:`ancientbench.circular`). ``backend_config`` overrides the options above for
+    backends opened by name (servers: ``base_url`` etc.).
+    """
+    from dataclasses import replace
+
+    from ..dataset import load_questions
+    from ..tiny import TINY_RANDOM_NAME
+    from . import distributed
+
+    if backend == "hf" and str(model) == TINY_RANDOM_NAME:  # the smoke model is a backend of its own
+        backend = TINY_RANDOM_NAME
+    shots_list = [shots] if isinstance(shots, int) else list(shots)
+    if not shots_list:
+        raise EvaluationError("shots: give at least one number of shots")
+    settings = [Settings(backend=backend if isinstance(backend, str) else backend.name, mode=mode, shots=k,
+                         letter_style=letter_style, chat=chat, max_new_tokens=max_new_tokens, circular=circular)
+                for k in shots_list]
+    questions = load_questions(tasks, data, shots=shots_list, fewshot_data=fewshot_data, limit=limit)
+    if circular:
+        from ..circular import expand_questions
+
+        questions = expand_questions(questions)
+    owned = False
+    if isinstance(backend, Backend):
+        be, procs = backend, distributed.init()
+    elif isinstance(model, (str, Path)):
+        # launched with several processes (torchrun / accelerate launch): data parallel, one shard each, on the
+        # process's own device
+        procs = distributed.init(device, device_map)
+        config = backend_config or BackendConfig(model=str(model))
+        config = replace(
+            config, model=str(model), revision=revision, device=distributed.process_device(procs, device),
+            dtype=dtype, device_map=device_map, trust_remote_code=trust_remote_code, batch_size=batch_size,
+            prefix_cache=prefix_cache, max_length=max_length,
+        )
+        be, owned = load_backend(backend, config), True
+        if tokenizer is not None:
+            if not hasattr(be, "use_tokenizer"):
+                raise EvaluationError(f"backend {backend!r} cannot score with a tokenizer passed in")
+            be.use_tokenizer(tokenizer)
+    else:
+        if backend != "hf":
+            raise EvaluationError(f"a loaded model object is scored in this process (backend 'hf'), not {backend!r}")
+        if tokenizer is None:
+            raise EvaluationError("pass the tokenizer together with a loaded model")
+        from ..backends.hf import HFBackend
+
+        procs = distributed.init(device or str(next(model.parameters()).device), device_map)
+        be = HFBackend.from_model(
+            model, tokenizer, device=distributed.process_device(procs, device) if device is not None else None,
+            dtype=dtype, revision=revision, batch_size=batch_size, prefix_cache=prefix_cache, max_length=max_length,
+            hash_weights=output_dir is not None,
+        )
+    if be.info().get("smoke_model") and progress and procs.is_main_process:
+        print("note: tiny-random is a random-weight smoke model; its scores are chance level (~25%).", file=sys.stderr)
+    out = {}
+    try:
+        for s in settings:
+            out[s.shots] = run_setting(be, questions, s, output_dir=output_dir, progress=progress,
+                                       overwrite=overwrite, log_samples=log_samples, processes=procs)
+    finally:
+        if owned:
+            be.close()
+    return out

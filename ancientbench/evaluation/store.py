@@ -1,0 +1,160 @@
+"""Predictions on disk: the append-only predictions JSONL, its sidecar fingerprint, and the item hashes that
+decide which stored predictions a resumed run may keep (see ``docs/evaluation.md``)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from ..errors import AncientBenchError
+from ..schema import FIELDS
+
+RESULTS_FORMAT = 1
+# fingerprint keys a sidecar written before backends and modes existed lacks: it was made with these
+FINGERPRINT_DEFAULTS = {"backend": "hf", "mode": "letter"}
+
+class ResumeError(AncientBenchError, RuntimeError):
+    """Existing predictions were made under a different setting or data; they are never mixed in."""
+
+
+HASH_CHARS = 16  # 64 bits of sha256: plenty to tell the items of one id apart
+
+
+def _rows_sha256(obj) -> str:
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
+
+
+def item_sha256(item: Mapping[str, str]) -> str:
+    """Short sha256 of an item's canonical row: its schema fields in ``schema.FIELDS`` order, as JSON."""
+    return _rows_sha256([item.get(f, "") for f in FIELDS])
+
+
+def fewshot_sha256(exemplars: Sequence[Mapping[str, str]], shots: int) -> str:
+    """Short sha256 of the few-shot setting of a task: ``shots`` and the canonical rows of the first ``shots``
+    exemplars (the ones a prompt is built from; dropping some to fit the context is recorded in shots_used)."""
+    return _rows_sha256([shots, [[e.get(f, "") for f in FIELDS] for e in list(exemplars)[:shots]]])
+
+
+def _matches(record: dict | None, expected: tuple[str, str] | None) -> bool:
+    """Whether a stored record was made for exactly this item and exemplar set (records without hashes never are)."""
+    return (record is not None and expected is not None
+            and (record.get("item_sha256"), record.get("fewshot_sha256")) == expected)
+
+
+# --------------------------------------------------------------------------------------------- storage
+
+
+class PredictionStore:
+    """Append-only predictions JSONL with a sidecar fingerprint, so interrupted runs resume exactly.
+
+    Under several processes (:mod:`ancientbench.evaluation.distributed`) the main process appends to ``path`` and
+    process ``r`` to ``<stem>.part<r>.jsonl`` beside it (``part=r``); :meth:`load` reads all of them and
+    :meth:`finalize` merges them into ``path`` and removes the part files.
+    """
+
+    def __init__(self, path: Path, fingerprint: dict, files_sha256: dict[str, str], *, overwrite: bool = False,
+                 part: int | None = None):
+        self.path = Path(path)
+        self.meta_path = self.path.with_name(self.path.name.replace(".jsonl", ".meta.json"))
+        self.write_path = self.path if not part else self.path.with_name(f"{self.path.stem}.part{part}.jsonl")
+        self.fingerprint = fingerprint
+        self.files_sha256 = dict(files_sha256)
+        self.letter_token_ids: dict[str, int] | None = None
+        if overwrite:
+            for p in (self.path, self.meta_path, *self.part_paths()):
+                if p.exists():
+                    p.unlink()
+
+    def part_paths(self) -> list[Path]:
+        """Predictions other processes of a multi-process run appended (merged by :meth:`finalize`)."""
+        return sorted(self.path.parent.glob(f"{self.path.stem}.part*.jsonl"))
+
+    def load(self, expected: Mapping[str, tuple[str, str]] | None = None) -> dict[str, dict]:
+        """Check the sidecar against this run and return the records already written (part files too), by id.
+
+        An id written more than once keeps its last record, except that a record matching ``expected`` (id ->
+        ``(item_sha256, fewshot_sha256)`` of this run) is never replaced by a later one that does not. Whether
+        a record may be reused is the caller's check (:func:`run_setting` drops those that do not match).
+        """
+        files = [p for p in (self.path, *self.part_paths()) if p.exists()]
+        if self.meta_path.exists():
+            meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
+            old = meta.get("fingerprint", {})
+            old, new = {**FINGERPRINT_DEFAULTS, **old}, {**FINGERPRINT_DEFAULTS, **self.fingerprint}
+            diff = [k for k in sorted({*old, *new}) if old.get(k) != new.get(k)]
+            if diff:
+                detail = "; ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in diff)
+                raise ResumeError(
+                    f"{self.path} holds predictions of another setting ({detail}); "
+                    f"use --overwrite to replace them or another --output"
+                )
+            # a changed data file is no error: every record carries its item's hash and is checked by the caller
+            self.files_sha256 = {**meta.get("files_sha256", {}), **self.files_sha256}
+            self.letter_token_ids = meta.get("letter_token_ids")
+        else:
+            written = [p for p in files if p.stat().st_size > 0]
+            if written:
+                raise ResumeError(f"{written[0]} exists without its {self.meta_path.name}; use --overwrite or another --output")
+        done: dict[str, dict] = {}
+        expected = expected or {}
+        for path in files:
+            for rec in self._read(path):
+                key = expected.get(rec["id"])
+                if _matches(done.get(rec["id"]), key) and not _matches(rec, key):
+                    continue
+                done[rec["id"]] = rec
+        return done
+
+    @staticmethod
+    def _read(path: Path) -> list[dict]:
+        done: list[dict] = []
+        raw = path.read_bytes()
+        complete, _, fragment = raw.rpartition(b"\n")  # a torn last write leaves a fragment without newline
+        if complete or raw.endswith(b"\n"):
+            for n, line in enumerate(complete.split(b"\n"), start=1):
+                try:
+                    rec = json.loads(line.decode("utf-8"))
+                except (UnicodeDecodeError, json.JSONDecodeError):
+                    rec = None
+                if not isinstance(rec, dict) or "id" not in rec or "pred" not in rec:
+                    raise ResumeError(f"{path}, line {n}: not a prediction record; use --overwrite")
+                done.append(rec)
+        if fragment:
+            with path.open("r+b") as fh:
+                fh.truncate(len(raw) - len(fragment))
+        return done
+
+    def write_meta(self) -> None:
+        meta = {
+            "ancientbench_results_format": RESULTS_FORMAT,
+            "fingerprint": self.fingerprint,
+            "files_sha256": self.files_sha256,
+            "letter_token_ids": self.letter_token_ids,
+        }
+        _atomic_write(self.meta_path, json.dumps(meta, ensure_ascii=False, indent=1))
+
+    def append(self, records: Sequence[dict]) -> None:
+        if not records:
+            return
+        with self.write_path.open("a", encoding="utf-8", newline="\n") as fh:
+            fh.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+            fh.flush()
+
+    def finalize(self, ordered: Sequence[dict], extra: Sequence[dict] = ()) -> None:
+        """Rewrite the file in dataset order (records of items outside this run are kept after them); the part
+        files of other processes, now merged into it, are removed."""
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in [*ordered, *extra])
+        _atomic_write(self.path, text)
+        for p in self.part_paths():
+            p.unlink()
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8", newline="\n")
+    tmp.replace(path)

@@ -1,0 +1,66 @@
+"""``ancientbench register``: make the bare Hugging Face names resolve on this machine, offline, from any folder.
+
+``evaluate.load("ancientbench_metric")`` looks for the module on the Hub, and when it is unreachable (or
+``HF_EVALUATE_OFFLINE=1``) falls back to the newest copy in evaluate's dynamic-modules cache under
+``metrics/evaluate-metric--ancientbench_metric/<sha256>/``. :func:`register_metric` puts the installed metric
+module there, exactly as evaluate itself would after a first download. ``load_dataset("ancientbench", cfg)``
+likewise falls back to the datasets cache; :func:`register_dataset` fills it for every config
+(:func:`ancientbench.dataset.cache_dataset`). ``scripts/install.sh`` runs both, so the README's install is the
+one documented step.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+METRIC_NAME = "ancientbench_metric"
+CACHED_NAME = f"evaluate-metric--{METRIC_NAME}"  # evaluate's cache name for a canonical (bare-name) metric
+
+
+def register_metric(metric_path: str | Path | None = None, modules_cache: str | Path | None = None) -> Path:
+    """Copy the metric module (and its card) into evaluate's modules cache; returns the copied ``.py`` path.
+
+    Idempotent: the folder is named by the module's sha256, so an unchanged module is not copied twice and
+    an edited one becomes the newest version evaluate picks.
+    """
+    from evaluate.loading import init_dynamic_modules
+
+    import ancientbench
+
+    src = Path(metric_path or ancientbench.METRIC_PATH) / f"{METRIC_NAME}.py"
+    root = Path(modules_cache) if modules_cache is not None else Path(init_dynamic_modules())
+    digest = hashlib.sha256(src.read_bytes()).hexdigest()
+    target = root / "metrics" / CACHED_NAME / digest
+    target.mkdir(parents=True, exist_ok=True)
+    for init in (root / "metrics" / "__init__.py", root / "metrics" / CACHED_NAME / "__init__.py", target / "__init__.py"):
+        init.touch(exist_ok=True)
+    dst = target / src.name
+    shutil.copyfile(src, dst)
+    os.utime(dst)  # evaluate picks the most recently modified version
+    card = src.with_name("README.md")
+    if card.is_file():
+        shutil.copyfile(card, target / "README.md")
+    return dst
+
+
+def register_dataset(cache_dir: str | Path | None = None) -> list[str]:
+    """Load every config once through ``load_dataset`` so the name ``ancientbench`` is found in the cache."""
+    from ..dataset import cache_dataset
+
+    return sorted(cache_dataset(cache_dir=cache_dir))
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--skip-dataset", action="store_true", help="register only the metric")
+
+
+def run(args) -> int:
+    path = register_metric()
+    print(f"evaluate.load('{METRIC_NAME}') -> {path}")
+    if not args.skip_dataset:
+        configs = register_dataset()
+        print(f"load_dataset('ancientbench', CONFIG) -> cached configs: {', '.join(configs)}")
+    return 0
