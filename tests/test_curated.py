@@ -22,9 +22,9 @@ from ancientbench.schema import DataError, load_split, read_jsonl, validate_rows
 from support import REPO_ROOT
 
 CURATED = cur.CURATED_TASKS
-# phonetic_loan: 501 in version 1; re-optioned for version 2, 164 entries that could not be re-optioned
-# soundly were dropped (see builders/phonetic_loan.py)
-MIN_TEST = {"translation": 500, "phonetic_loan": 330, "excdoc_word": 500}
+# phonetic_loan: 501 in version 1; re-optioned for version 2, entries that could not be re-optioned
+# soundly were dropped (191 of 506; see builders/phonetic_loan.py)
+MIN_TEST = {"translation": 500, "phonetic_loan": 300, "excdoc_word": 500}
 SHARED_SAMPLE = Path(REPO_ROOT).parent / "shared" / "sources" / "classical-modern-sample"
 
 
@@ -147,7 +147,7 @@ def test_committed_files_valid_and_sizes(entries, built):
         assert len(built[task].test) >= MIN_TEST[task], (task, len(built[task].test))
         assert len(built[task].dev) == 5, task
     kinds = Counter(e["kind"] for e in entries["phonetic_loan"])
-    assert kinds["excavated"] >= 200 and kinds["transmitted"] > 0, kinds
+    assert kinds["excavated"] >= 150 and kinds["transmitted"] >= 100, kinds  # v2 re-optioned: 179 and 136
     for e in entries["phonetic_loan"]:
         if e["kind"] == "excavated":  # short contexts as cited, with a document (+ slip/column or chapter) citation
             assert len(e["context"]) <= 25 and any(m in e["citation"] for m in "《）"), e.key
@@ -193,7 +193,7 @@ def test_phonetic_loan_questions(entries):
 
     by_key = {e.key: e for e in entries["phonetic_loan"]}
     assert question(by_key["lunyu-xueer-yue"]) == "「学而时习之，不亦说乎？」中的「说」通哪个字？"
-    assert question(by_key["gd-lza-66-gu"]) == "郭店楚簡《老子》甲「江海所以為百浴王」中的「浴」通哪個字？"
+    assert question(by_key["gd-lza-19-you"]) == "郭店楚簡《老子》甲「絕巧棄利，盜賊亡又」中的「又」通哪個字？"
     for e in entries["phonetic_loan"]:  # the answer never appears in its own question
         assert e["answer"] not in question(e), e.key
 

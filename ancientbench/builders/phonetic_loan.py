@@ -157,14 +157,19 @@ def _glosses(ch: str, g) -> tuple[set[str], str]:
 def distractor_problem(entry, d: str, g, u, corpus=None) -> str | None:
     """Why ``d`` cannot stand as a wrong option for a loan entry (a dict or Entry), or None.
 
-    Not the answer or the loan graph under another form; not in the context; no 廣韻 gloss segment shared with
+    Not a grammatical word (particle, pronoun, negator: another one often fits the syntax, 而況/而惡於人乎); not
+    the answer or the loan graph under another form; not in the context; no 廣韻 gloss segment shared with
     the answer and neither's gloss naming the other (near-synonyms would read well in the sentence); for a
     transmitted text, the sentence read with ``d`` written instead of the loan must not occur in the classics
     (an edition that writes it so would make it defensible).
     """
     from .classics import fold, han_only
 
+    from .cloze import FUNCTION_KEYS
+
     loan, answer, context = entry["loan"], entry["answer"], entry["context"]
+    if fold(_trad(d)) in FUNCTION_KEYS or fold(d) in FUNCTION_KEYS:  # a particle or pronoun may fit the syntax (皇→況 vs 惡)
+        return "a_function_word"
     if _same_graph(d, answer, u):
         return "the_answer_in_another_form"
     if _same_graph(d, loan, u):
