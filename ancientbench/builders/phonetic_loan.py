@@ -263,8 +263,14 @@ def reoption(entries, g, u, corpus, seed: int = 0) -> tuple[list[dict], dict[str
     # at most MAX_KEY_USES items per 本字: the dev exemplars first, then file order
     dev = set(DEV_KEYS)
     per_key: Counter = Counter()
+    from .cloze import FUNCTION_KEYS
+
     for n in sorted(range(len(entries)), key=lambda n: (entries[n]["key"] not in dev, n)):
         k = fold(_trad(entries[n]["answer"]))
+        if k in FUNCTION_KEYS and entries[n]["key"] not in dev:
+            # distractors are never grammatical words, so a grammatical key would stand out among the options
+            dropped[entries[n]["key"]] = "the 本字 is a grammatical word"
+            continue
         per_key[k] += 1
         if per_key[k] > MAX_KEY_USES:
             dropped[entries[n]["key"]] = f"more than {MAX_KEY_USES} items with this 本字"
