@@ -67,7 +67,12 @@ def _parse(row):
 
 
 def test_committed_items_pass_the_checks_again(corpus, unihan_db):
-    from ancientbench.builders.cloze import BLANK, FUNCTION_KEYS, check_distractor, reads_with_both_neighbours
+    from ancientbench.builders.cloze import (
+        BLANK,
+        FUNCTION_KEYS,
+        check_distractor,
+        reads_with_both_neighbours,
+    )
 
     wide = classics.tang_bigrams(SOURCES)
     one_to_many = classics.one_to_many()  # OpenCC STCharacters: simplified graph -> two or more traditional ones

@@ -30,8 +30,8 @@ def test_committed_items_respect_the_reuse_cap():
 
 
 def test_pick_capped_never_exceeds_the_cap_and_drops_what_it_cannot_fill():
-    from ancientbench.quality.strategies import Frequencies
     from ancientbench.builders.radical_meaning import pick_capped
+    from ancientbench.quality.strategies import Frequencies
 
     freq = Frequencies({}, "none")
     pool = ["甲也", "乙也", "丙也", "丁也"]

@@ -28,8 +28,8 @@ import json
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cache, lru_cache
 from pathlib import Path
 
 from .common import SourceMissing
@@ -84,7 +84,7 @@ def han_only(text: str) -> str:
     return "".join(ch for ch in text if is_han(ch))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _converter(config: str):
     import opencc  # PyPI opencc (Apache-2.0); a build dependency (pyproject extra "build")
 
@@ -413,11 +413,11 @@ def load_corpus(sources_dir: str | Path) -> Corpus:
 
 __all__ = [
     "BOOKS",
-    "Corpus",
     "INSTALL_HINT",
+    "SOURCE_LABEL",
+    "Corpus",
     "Match",
     "Passage",
-    "SOURCE_LABEL",
     "Sentence",
     "corpus_root",
     "fold",

@@ -110,7 +110,11 @@ def phonology_support(loan: str, intended: str, g=None, u=None) -> str | None:
 # some entry of this file, preferably of an entry whose loan is the same graph (a graph stands for several
 # 本字 in different texts) or of its phonetic series, else one whose 廣韻 reading is close to the loan's, so
 # each option is a reading the loan graph could carry and only the sentence decides. ``reoption`` chose
-# them once (``python -m ancientbench.builders.phonetic_loan --reoption``); the tests re-prove each one.
+# them once from the version 1 file (``python -m ancientbench.builders.phonetic_loan --reoption``; the
+# answers it draws on are the version 1 loan pairs, kept in tests/data/phonetic_loan_v1_answers.txt for
+# the tests, which re-prove each distractor). Of 506 entries it kept 301: dropped were 5 with fewer than
+# three checked distractors, 17 beyond MAX_KEY_USES items of one 本字, 60 whose 本字 is a grammatical
+# word, and 123 where only the key shared the loan's sound or shape while a shortcut stayed above 29%.
 
 MAX_DISTRACTOR_USES = 6  # items in which one graph may be a distractor
 RELATIONS = ("same_graph", "same_series", "close_reading")  # best first
@@ -164,7 +168,6 @@ def distractor_problem(entry, d: str, g, u, corpus=None) -> str | None:
     (an edition that writes it so would make it defensible).
     """
     from .classics import fold, han_only
-
     from .cloze import FUNCTION_KEYS
 
     loan, answer, context = entry["loan"], entry["answer"], entry["context"]
@@ -183,9 +186,8 @@ def distractor_problem(entry, d: str, g, u, corpus=None) -> str | None:
         return "shares_a_gloss_with_the_answer"
     if any(f in d_text for f in _forms(at, u)) or any(f in a_text for f in _forms(dt, u)):
         return "gloss_names_the_answer"
-    if corpus is not None and entry["kind"] == "transmitted":
-        if corpus.contains(han_only(context.replace(loan, d))):
-            return "reading_attested_in_the_classics"
+    if corpus is not None and entry["kind"] == "transmitted" and corpus.contains(han_only(context.replace(loan, d))):
+        return "reading_attested_in_the_classics"
     return None
 
 
@@ -229,11 +231,17 @@ def reoption(entries, g, u, corpus, seed: int = 0) -> tuple[list[dict], dict[str
     from itertools import combinations
 
     from ..quality.audit import corpus_frequencies
-    from ..quality.strategies import STRATEGIES, Context, Frequencies, Item, credits
+    from ..quality.strategies import (
+        STRATEGIES,
+        Context,
+        Frequencies,
+        Item,
+        _graphs,
+        credits,
+        toneless,
+    )
     from .classics import fold
     from .curated import in_script, item_script
-
-    from ..quality.strategies import _graphs, toneless
 
     form, loans_of = answers_index(entries)
     common = sorted(
@@ -250,9 +258,9 @@ def reoption(entries, g, u, corpus, seed: int = 0) -> tuple[list[dict], dict[str
         lt = _trad(e["loan"])
         s_loan, py_loan, parts = _series(lt, u), toneless(lt), _graphs(lt)
         for d in common:
-            if (s_loan & _series(d, u)) or ((py_loan & toneless(d) or parts & _graphs(d)) and phonology_support(lt, d, g, u)):
-                if distractor_problem(e, d, g, u, corpus) is None:
-                    cands.append((len(RELATIONS), d))
+            related = s_loan & _series(d, u) or ((py_loan & toneless(d) or parts & _graphs(d)) and phonology_support(lt, d, g, u))
+            if related and distractor_problem(e, d, g, u, corpus) is None:
+                cands.append((len(RELATIONS), d))
         plan.append((len(cands), n, cands))
     ctx = Context(corpus_frequencies(None) or Frequencies({}, "none"))
     used: Counter = Counter()
@@ -359,8 +367,7 @@ def _matching(question_text: str, answer: str, pool: list[str], ctx) -> list[str
 def main(argv=None) -> int:
     import argparse
 
-    from . import BuildContext
-    from . import guangyun, unihan
+    from . import BuildContext, guangyun, unihan
     from .classics import load_corpus
     from .curated import curated_path, load_entries, write_entries
 

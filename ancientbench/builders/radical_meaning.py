@@ -85,7 +85,7 @@ RADICAL_GLOSS: dict[str, str] = {
     "209": "引气自畀也", "210": "整也", "212": "鱗蟲之長也", "214": "量器",
 }
 
-_EN_RADICAL_NOTE = re.compile(r"^(?:kangxi |kangzi )?(?:radical|rad\.)(?: (?:number|no\.?))? ?\d+$", re.I)
+_EN_RADICAL_NOTE = re.compile(r"^(?:kangxi |kangzi )?(?:radical|rad\.)(?: (?:number|no\.?))? ?\d+$", re.IGNORECASE)
 
 
 def english_definition(src: Sources, graph: str) -> str | None:
@@ -251,8 +251,8 @@ def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, ra
                 f"ch-{ch}", "in_character", TEMPLATE_CHAR.format(char=ch), RADICAL_GLOSS[n],
                 [RADICAL_GLOSS[m] for m in pool],
                 f"{citation}; 第{n}部「{graph}」《廣韻》釋義「{RADICAL_GLOSS[n]}」",
-                f"「{ch}」屬第{n}部「{graph}」部（Unihan kRSKangXi 與 kRSUnicode 一致），《廣韻》釋「{graph}」含「{RADICAL_GLOSS[n]}」；"
-                f"其餘選項是「{ch}」所不屬的部首的釋義。",
+                (f"「{ch}」屬第{n}部「{graph}」部（Unihan kRSKangXi 與 kRSUnicode 一致），《廣韻》釋「{graph}」含「{RADICAL_GLOSS[n]}」；"
+                 f"其餘選項是「{ch}」所不屬的部首的釋義。"),
             ))
             done = True
             break
