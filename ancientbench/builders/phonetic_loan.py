@@ -112,9 +112,10 @@ def phonology_support(loan: str, intended: str, g=None, u=None) -> str | None:
 # each option is a reading the loan graph could carry and only the sentence decides. ``reoption`` chose
 # them once from the version 1 file (``python -m ancientbench.builders.phonetic_loan --reoption``; the
 # answers it draws on are the version 1 loan pairs, kept in tests/data/phonetic_loan_v1_answers.txt for
-# the tests, which re-prove each distractor). Of 506 entries it kept 301: dropped were 5 with fewer than
+# the tests, which re-prove each distractor). Of 506 entries it kept 272: dropped were 6 with fewer than
 # three checked distractors, 17 beyond MAX_KEY_USES items of one 本字, 60 whose 本字 is a grammatical
-# word, and 123 where only the key shared the loan's sound or shape while a shortcut stayed above 29%.
+# word, and 151 where only the key shared the loan's sound or shape while a shortcut stayed above 29%.
+# A distractor is never a graph the file reads as the key or reads the key as (兌 is read 悅 elsewhere).
 
 MAX_DISTRACTOR_USES = 6  # items in which one graph may be a distractor
 RELATIONS = ("same_graph", "same_series", "close_reading")  # best first
@@ -244,6 +245,13 @@ def reoption(entries, g, u, corpus, seed: int = 0) -> tuple[list[dict], dict[str
     from .curated import in_script, item_script
 
     form, loans_of = answers_index(entries)
+    # graphs the file reads as one another (a loan pair either way): 兌 is read 悅 elsewhere, never a distractor for 悅
+    pairs = {(fold(_trad(e["loan"])), fold(_trad(e["answer"]))) for e in entries}
+
+    def paired(answer: str, d: str) -> bool:
+        a, b = fold(_trad(answer)), fold(_trad(d))
+        return (a, b) in pairs or (b, a) in pairs
+
     common = sorted(
         ch for ch, n in corpus.char_freq.items() if n >= COMMON_MIN_FREQ and fold(ch) not in form and not u.is_simplified_only(ch)
     )
@@ -253,13 +261,13 @@ def reoption(entries, g, u, corpus, seed: int = 0) -> tuple[list[dict], dict[str
         for k in sorted(form):
             d = form[k]
             rel = relation(e["loan"], d, loans_of, g, u)
-            if rel and distractor_problem(e, d, g, u, corpus) is None:
+            if rel and not paired(e["answer"], d) and distractor_problem(e, d, g, u, corpus) is None:
                 cands.append((RELATIONS.index(rel), d))
         lt = _trad(e["loan"])
         s_loan, py_loan, parts = _series(lt, u), toneless(lt), _graphs(lt)
         for d in common:
             related = s_loan & _series(d, u) or ((py_loan & toneless(d) or parts & _graphs(d)) and phonology_support(lt, d, g, u))
-            if related and distractor_problem(e, d, g, u, corpus) is None:
+            if related and not paired(e["answer"], d) and distractor_problem(e, d, g, u, corpus) is None:
                 cands.append((len(RELATIONS), d))
         plan.append((len(cands), n, cands))
     ctx = Context(corpus_frequencies(None) or Frequencies({}, "none"))
