@@ -52,8 +52,17 @@ def test_corpus_books_and_script(corpus):
     assert "学" not in corpus.char_freq and "學" in corpus.char_freq
 
 
+def test_one_to_many_is_read_from_opencc_dictionary():
+    table = classics.one_to_many()
+    assert set(table["余"]) == {"餘", "余"} and set(table["艳"]) == {"豔", "艷"} and set(table["后"]) == {"後", "后"}
+    assert "为" not in table  # OpenCC maps 为 to 爲 only
+    assert 200 < len(table) < 1000
+    assert classics.is_one_to_many("餘") and classics.is_one_to_many("余") and classics.is_one_to_many("豔")
+    assert not classics.is_one_to_many("爲") and not classics.is_one_to_many("利")
+
+
 def test_ambiguous_conversions_are_flagged(corpus):
-    assert {"后", "余", "于", "云"} <= corpus.ambiguous_simplified
+    assert {"后", "余", "于", "云", "艳"} <= corpus.ambiguous_simplified
     assert "为" not in corpus.ambiguous_simplified  # 爲/為 are variant forms, not distinct words
     s = next(s for s in corpus.sentences if s.book == "chuci" and "余" in s.original)
     pos = s.original.index("余")
@@ -77,3 +86,10 @@ def test_counts_and_frequencies(corpus):
     assert corpus.frequency("為") == corpus.frequency("爲") == corpus.char_freq["為"] + corpus.char_freq["爲"]
     assert corpus.display_form("爲", "mengzi") == "為" and corpus.display_form("為", "guwenguanzhi") == "爲"
     assert not corpus.attested("曰害亦")
+
+
+def test_tang_bigrams(corpus):
+    grams = classics.tang_bigrams(SOURCES)
+    assert classics.fold("位至") in grams and classics.fold("明月") in grams
+    assert len(grams) > 500_000
+    assert classics.fold("位至") not in corpus.ngrams[2]  # attested in 全唐詩 only: why the wider set exists

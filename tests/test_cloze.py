@@ -46,6 +46,18 @@ def test_checker_rejects_attested_and_accepts_unattested(corpus):
     assert not check_distractor(corpus, classics.han_only("王亦曰仁義而已矣"), 3, "仁")
 
 
+def test_second_idiomatic_fill_is_rejected(corpus):
+    """楊惲《報孫會宗書》「位在列卿」: 至 reads with both neighbours (位至 in 全唐詩, 至列 in 古文觀止)."""
+    from ancientbench.builders.cloze import check_distractor, reads_with_both_neighbours
+
+    wide = classics.tang_bigrams(SOURCES)
+    h = classics.han_only("惲家方隆盛時乘朱輪者十人位在列卿爵爲通侯")
+    i = h.index("在")
+    assert check_distractor(corpus, h, i, "至")  # the 3-gram checker alone let it through
+    assert reads_with_both_neighbours(corpus, wide, h, i, "至")
+    assert not reads_with_both_neighbours(corpus, wide, h, i, "鳥")
+
+
 def _parse(row):
     from ancientbench.builders.cloze import BLANK
 
@@ -55,7 +67,16 @@ def _parse(row):
 
 
 def test_committed_items_pass_the_checks_again(corpus, unihan_db):
-    from ancientbench.builders.cloze import BLANK, FUNCTION_KEYS, check_distractor
+    from ancientbench.builders.cloze import (
+        BLANK,
+        FUNCTION_KEYS,
+        check_distractor,
+        reads_with_both_neighbours,
+    )
+
+    wide = classics.tang_bigrams(SOURCES)
+    one_to_many = classics.one_to_many()  # OpenCC STCharacters: simplified graph -> two or more traditional ones
+    converted = {b.title for b in classics.BOOKS if b.converted}
 
     rows = load_split(DATASET_PATH, "cloze", "test") + load_split(DATASET_PATH, "cloze", "dev")
     assert len(load_split(DATASET_PATH, "cloze", "test")) >= 3000
@@ -72,10 +93,23 @@ def test_committed_items_pass_the_checks_again(corpus, unihan_db):
         assert classics.fold(answer) not in FUNCTION_KEYS
         for d in distractors:
             assert len(d) == 1 and check_distractor(corpus, h, i, d), (row["id"], d)
+            assert not reads_with_both_neighbours(corpus, wide, h, i, d), (row["id"], d)
             assert d not in row["question"]
+        # no stem graph of a machine-converted book is one OpenCC converts one-to-many (a guessed graph)
+        if row["subset"] in converted:
+            for ch in classics.han_only(sentence.replace(BLANK, answer)):
+                assert classics.fold(ch) not in one_to_many and ch not in one_to_many, (row["id"], ch)
         # one script: no simplified-only graph anywhere in the item
         for ch in row["question"] + "".join(row[L] for L in LETTERS):
             assert not unihan_db.is_simplified_only(ch), (row["id"], ch)
+
+
+def test_known_conversion_errors_are_gone():
+    rows = load_split(DATASET_PATH, "cloze", "test") + load_split(DATASET_PATH, "cloze", "dev")
+    stems = [classics.han_only(r["question"]) for r in rows]
+    # 離騷「既替余以蕙纕兮」was printed with 餘; 十月之交「豔妻煽方處」with 艷
+    assert not any(classics.fold("替余以蕙") in classics.fold(s) or "妻煽方處" in s for s in stems)
+    assert not any(r["id"] == "cloze-guwenguanzhi.100.2.1" for r in rows)  # 位在列卿 (至 a second fill)
 
 
 def test_rebuild_is_byte_identical(corpus, unihan_db, tmp_path):

@@ -12,11 +12,11 @@ Script handling (OpenCC, PyPI ``opencc``):
   so its graphs with an ambiguous conversion are flagged like those of the books we convert.
 * 論語, 詩經 and 楚辭 are simplified in the package; they are converted with OpenCC ``s2t`` (phrase-aware,
   OpenCC standard forms such as 爲, 衆). ``s2t`` is one-to-many and can err where one simplified graph
-  stands for several traditional ones (余→餘 for the pronoun 余, 后→後, 于→於, 云→雲, 发→發/髮 …). The
-  adapter finds these graphs from the corpus itself (:attr:`Corpus.ambiguous_simplified`): a simplified
-  graph is ambiguous when the traditional books use two graphs for it that are not mere variant forms
-  (variant forms are those OpenCC ``t2tw`` folds together, e.g. 爲/為). Each sentence of a converted book
-  records which of its characters went through an ambiguous conversion, so builders can avoid them.
+  stands for several traditional ones (余→餘 for the pronoun 余, 艳→豔/艷, 后→後, 于→於, 云→雲 …). Which
+  graphs are one-to-many is read from OpenCC's own character dictionary (``STCharacters``, dumped with
+  the ``opencc_dict`` tool shipped in the PyPI wheel): :func:`one_to_many`. Each sentence of a converted
+  book records the positions whose graph went through such a conversion (:attr:`Sentence.ambiguous`),
+  so builders can avoid them (the cloze builder drops every sentence that has one).
 * Comparisons use a *folded* key, OpenCC ``t2s`` of the text: many-to-one, so variant forms (爲/為,
   衆/眾) and conversion choices (餘/余) compare equal. Folding errs only towards matching too much,
   which is the safe side for "is this attested?" checks.
@@ -28,8 +28,8 @@ import json
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cache, lru_cache
 from pathlib import Path
 
 from .common import SourceMissing
@@ -84,7 +84,7 @@ def han_only(text: str) -> str:
     return "".join(ch for ch in text if is_han(ch))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _converter(config: str):
     import opencc  # PyPI opencc (Apache-2.0); a build dependency (pyproject extra "build")
 
@@ -108,6 +108,60 @@ def variant_key(ch: str) -> str:
     return _converter("t2tw").convert(ch)
 
 
+@lru_cache(maxsize=1)
+def one_to_many() -> dict[str, tuple[str, ...]]:
+    """Simplified graph -> its traditional graphs, for those OpenCC's ``STCharacters`` maps to two or more.
+
+    The dictionary ships compiled (``.ocd2``) in the PyPI wheel; its ``opencc_dict`` tool dumps it as text.
+    """
+    import subprocess
+    import tempfile
+
+    import opencc
+
+    clib = Path(opencc.__file__).parent / "clib"
+    tool, ocd2 = clib / "bin" / "opencc_dict", clib / "share" / "opencc" / "STCharacters.ocd2"
+    if not (tool.is_file() and ocd2.is_file()):
+        raise SourceMissing(f"OpenCC's opencc_dict tool or STCharacters.ocd2 not found under {clib}; install PyPI opencc>=1.1.9")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "STCharacters.txt"
+        subprocess.run([str(tool), "-i", str(ocd2), "-o", str(out), "-f", "ocd2", "-t", "text"], check=True, capture_output=True)
+        table = {}
+        for line in out.read_text(encoding="utf-8").splitlines():
+            simplified, _, targets = line.partition("\t")
+            forms = tuple(targets.split())
+            if len(forms) > 1:
+                table[simplified] = forms
+    return table
+
+
+def is_one_to_many(ch: str) -> bool:
+    """True when the (traditional or simplified) graph ``ch`` folds to a graph that s2t converts one-to-many."""
+    return fold(ch) in one_to_many() or ch in one_to_many()
+
+
+TANG_GLOB = "quantangshi/poet.tang.*.json"
+
+
+@lru_cache(maxsize=4)
+def tang_bigrams(sources_dir: str | Path) -> frozenset[str]:
+    """Folded Han 2-grams of every poem of 全唐詩 in chinese-poetry (about 3 million characters).
+
+    Lines are joined over punctuation, which only adds attestations (the safe side for rejection checks).
+    """
+    dist = corpus_root(sources_dir)
+    files = sorted(dist.glob(TANG_GLOB))
+    if not files:
+        raise SourceMissing(f"npm {PACKAGE} {VERSION}: no {TANG_GLOB} under {dist}; install it with: {INSTALL_HINT}")
+    grams: set[str] = set()
+    for f in files:
+        for poem in json.loads(f.read_text(encoding="utf-8")):
+            for line in poem.get("paragraphs") or []:
+                h = _converter("t2s").convert(han_only(unicodedata.normalize("NFC", line)))
+                grams.update(h[i : i + 2] for i in range(len(h) - 1))
+    return frozenset(grams)
+
+
 @dataclass(frozen=True)
 class Sentence:
     book: str  # Book.key
@@ -117,7 +171,7 @@ class Sentence:
     index: int  # 1-based sentence index in the passage
     original: str  # as in the package
     text: str  # traditional
-    ambiguous: frozenset[int] = frozenset()  # positions in ``text`` whose s2t conversion was ambiguous
+    ambiguous: frozenset[int] = frozenset()  # positions in ``text`` whose graph's s2t conversion is one-to-many
 
     @property
     def citation(self) -> str:
@@ -321,15 +375,6 @@ def _count_overlapping(hay: str, needle: str) -> int:
     return n
 
 
-def _ambiguous_simplified(traditional_texts: list[str]) -> frozenset[str]:
-    """Simplified graphs that stand for two or more distinct (non-variant) graphs in the traditional books."""
-    chars = sorted({ch for t in traditional_texts for ch in t if is_han(ch)})
-    groups: dict[str, set[str]] = defaultdict(set)
-    for ch in chars:
-        groups[fold(ch)].add(variant_key(ch))
-    return frozenset(s for s, forms in groups.items() if len(forms) > 1)
-
-
 @lru_cache(maxsize=4)
 def load_corpus(sources_dir: str | Path) -> Corpus:
     """Read and normalise the seven classics (cached per sources folder)."""
@@ -343,7 +388,7 @@ def load_corpus(sources_dir: str | Path) -> Corpus:
                 para = unicodedata.normalize("NFC", para.strip())
                 if han_only(para):
                     raw.append((book, chapter_t, chapter_no, k, para, note))
-    ambiguous = _ambiguous_simplified([r[4] for r in raw if r[0].script == "traditional"])
+    ambiguous = frozenset(one_to_many())
     passages: list[Passage] = []
     sentences: list[Sentence] = []
     for book, chapter, chapter_no, k, para, note in raw:
@@ -352,12 +397,12 @@ def load_corpus(sources_dir: str | Path) -> Corpus:
         for j, piece in enumerate(pieces, start=1):
             if book.script == "simplified":
                 text = to_traditional(piece)
-                amb = frozenset(i for i, ch in enumerate(piece) if ch in ambiguous)
+                amb = frozenset(i for i, (ch, tc) in enumerate(zip(piece, text)) if ch in ambiguous or (is_han(tc) and is_one_to_many(tc)))
                 if len(text) != len(piece):  # OpenCC maps graph to graph; a length change would break positions
                     amb = frozenset(range(len(text)))
             elif book.converted:  # converted upstream: flag graphs whose conversion could have gone either way
                 text = piece
-                amb = frozenset(i for i, ch in enumerate(piece) if fold(ch) in ambiguous)
+                amb = frozenset(i for i, ch in enumerate(piece) if is_han(ch) and is_one_to_many(ch))
             else:
                 text, amb = piece, frozenset()
             texts.append(text)
@@ -368,18 +413,21 @@ def load_corpus(sources_dir: str | Path) -> Corpus:
 
 __all__ = [
     "BOOKS",
-    "Corpus",
     "INSTALL_HINT",
+    "SOURCE_LABEL",
+    "Corpus",
     "Match",
     "Passage",
-    "SOURCE_LABEL",
     "Sentence",
     "corpus_root",
     "fold",
     "han_only",
     "is_han",
+    "is_one_to_many",
     "load_corpus",
+    "one_to_many",
     "split_sentences",
+    "tang_bigrams",
     "to_traditional",
     "variant_key",
 ]

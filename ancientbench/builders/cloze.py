@@ -6,15 +6,21 @@ Owns turning the chinese-poetry classics (:mod:`ancientbench.builders.classics`)
   sentence of 10–40 characters, at least two characters from either end, that does not occur elsewhere in
   the question. The blank must have a *unique answer in the corpus*: no other character ``Y`` makes all
   three 3-grams around the blank (``s[i-2:i+1]``, ``s[i-1:i+2]``, ``s[i:i+3]`` with ``Y`` at ``i``)
-  attested anywhere in the corpus. Sentences that occur twice (refrains, quotations) are used once;
-  positions whose script conversion was ambiguous (s2t, see classics) are never blanked or next to a blank.
+  attested anywhere in the corpus. Sentences that occur twice (refrains, quotations) are used once.
+* **Script.** A stem is never a conversion's guess: a sentence of a machine-converted book (論語, 詩經,
+  楚辭 converted by us with OpenCC s2t; 古文觀止 converted upstream) is dropped when any of its graphs is
+  one that OpenCC's character dictionary converts one-to-many (余→餘/余, 艳→豔/艷, 后→後/后 …; see
+  :func:`classics.one_to_many`). 孟子, 大學, 中庸 are traditional in the package and used as they are.
 * **Distractors.** Characters of the corpus within a factor of two of the answer's corpus frequency (the
   same frequency band), locally plausible (each forms an attested 2-gram with the character before or
   after the blank), not a function word, not a variant of the answer (OpenCC folding, Unihan variants),
   not in the question.
 * **Checker.** A distractor is rejected if *any* of the three 3-grams it creates around the blank is
   attested anywhere in the corpus (compared script-folded, so 爲/為 or 餘/余 differences cannot hide an
-  attestation). Among the valid distractor triples the one that keeps surface strategies at chance is
+  attestation), and if it forms an attested 2-gram with *both* neighbours in the classics or in the
+  poems of 全唐詩 (a second idiomatic fill: 「位＿列卿」 with 至, 位至 in 全唐詩 and 至列 in 古文觀止; a
+  distractor may read as a word with one neighbour, never with both). Distractors are never graphs
+  OpenCC converts one-to-many either. Among the valid distractor triples the one that keeps surface strategies at chance is
   chosen (:mod:`ancientbench.builders.debias`).
 * **Answer check.** The sentence, with the answer restored, is looked up in the corpus
   (``Corpus.contains``) and must be found in the cited passage.
@@ -28,7 +34,19 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from . import BuildContext
-from .classics import BOOK_BY_KEY, QUOTES, SOURCE_LABEL, Corpus, fold, han_only, is_han, load_corpus, variant_key
+from .classics import (
+    BOOK_BY_KEY,
+    QUOTES,
+    SOURCE_LABEL,
+    Corpus,
+    fold,
+    han_only,
+    is_han,
+    is_one_to_many,
+    load_corpus,
+    tang_bigrams,
+    variant_key,
+)
 from .common import BuildResult, Candidate, split_dev_test, task_rng
 
 TASK = "cloze"
@@ -50,18 +68,18 @@ FUNCTION_KEYS = frozenset(fold(c) for c in FUNCTION_WORDS)
 
 # Hand-checked dev exemplars (keys): answer checked against the received text, each distractor read in place.
 DEV_KEYS: tuple[str, ...] = (
-    "lunyu.9.28.1",  # 論語·子罕：歲寒，然後知松柏之後凋也
+    "lunyu.2.15.1",  # 論語·爲政：學而不思則罔，思而不學則殆
     "lunyu.17.2.1",  # 論語·陽貨：性相近也，習相遠也
     "mengzi.1.2.1",  # 孟子·梁惠王上：孟子對曰：王何必曰利
     "shijing.256.11.2",  # 詩經·大雅·抑：投我以桃，報之以李
-    "guwenguanzhi.158.2.3",  # 古文觀止·岳陽樓記：朝暉夕陰，氣象萬千
+    "guwenguanzhi.15.1.1",  # 古文觀止·介之推不言祿：晉侯賞從亡者，介之推不言祿
 )
 
 
 class _Index:
     """Folded 3-gram neighbourhoods: which characters fill a slot given its left/right/both neighbours."""
 
-    def __init__(self, corpus: Corpus):
+    def __init__(self, corpus: Corpus, wide_bigrams: frozenset[str] = frozenset()):
         self.left: dict[str, set[str]] = defaultdict(set)  # ab -> {Y : abY}
         self.mid: dict[str, set[str]] = defaultdict(set)  # a+c -> {Y : aYc}
         self.right: dict[str, set[str]] = defaultdict(set)  # bc -> {Y : Ybc}
@@ -74,6 +92,11 @@ class _Index:
         for g in corpus.ngrams[2]:
             self.after[g[0]].add(g[1])
             self.before[g[1]].add(g[0])
+        self.wide_after: dict[str, set[str]] = defaultdict(set)  # a -> {Y : aY in the classics or 全唐詩}
+        self.wide_before: dict[str, set[str]] = defaultdict(set)
+        for g in set(corpus.ngrams[2]) | wide_bigrams:
+            self.wide_after[g[0]].add(g[1])
+            self.wide_before[g[1]].add(g[0])
 
     def fillers(self, h: str, i: int) -> set[str]:
         """Characters making all three 3-grams around position i of folded string h attested."""
@@ -82,6 +105,10 @@ class _Index:
     def any_attested(self, h: str, i: int) -> set[str]:
         """Characters making at least one of the three 3-grams attested (the checker's rejection set)."""
         return self.left[h[i - 2 : i]] | self.mid[h[i - 1] + h[i + 1]] | self.right[h[i + 1 : i + 3]]
+
+    def second_fills(self, h: str, i: int) -> set[str]:
+        """Characters forming an attested 2-gram with both neighbours (classics or 全唐詩): second idiomatic fills."""
+        return self.wide_after[h[i - 1]] & self.wide_before[h[i + 1]]
 
     def plausible(self, h: str, i: int) -> set[str]:
         """Characters forming an attested 2-gram with the left or the right neighbour."""
@@ -97,6 +124,13 @@ def trigrams_with(h: str, i: int, y: str) -> tuple[str, str, str]:
 def check_distractor(corpus: Corpus, h: str, i: int, y: str) -> bool:
     """The checker: True when no 3-gram the distractor y creates around the blank of h is attested (folded)."""
     return all(corpus.ngrams[3].get(g, 0) == 0 for g in trigrams_with(fold(h), i, fold(y)))
+
+
+def reads_with_both_neighbours(corpus: Corpus, wide_bigrams: frozenset[str], h: str, i: int, y: str) -> bool:
+    """True when y forms an attested (folded) 2-gram with the character before and the one after the blank."""
+    f, fy = fold(h), fold(y)
+    left, right = f[i - 1] + fy, fy + f[i + 1]
+    return all(corpus.ngrams[2].get(g, 0) > 0 or g in wide_bigrams for g in (left, right))
 
 
 def _display_sentence(text: str) -> tuple[str, list[int]]:
@@ -116,7 +150,8 @@ def build(ctx: BuildContext) -> BuildResult:
         if ch not in _variants:
             _variants[ch] = uh.variants(ch)
         return _variants[ch]
-    index = _Index(corpus)
+    wide = tang_bigrams(ctx.sources_dir)
+    index = _Index(corpus, wide)
     dropped: Counter = Counter()
     rng = task_rng(TASK, ctx.seed)
     freq = {ch: corpus.frequency(ch) for ch in corpus.char_freq}
@@ -147,15 +182,15 @@ def build(ctx: BuildContext) -> BuildResult:
         seen_sentences.add(hf)
         # map positions of the displayed sentence back to s.text to read the ambiguity flags
         text_pos = [k for k, ch in enumerate(s.text) if ch not in QUOTES]
-        amb_han = {j for j, k in enumerate(han_pos) if text_pos[k] in s.ambiguous}
+        if any(text_pos[k] in s.ambiguous for k in han_pos):
+            dropped["graph converted one-to-many (OpenCC) in the sentence"] += 1
+            continue
         question_chars = set(TEMPLATE) | set(h)
         question_keys = {fold(c) for c in question_chars}
         positions = []
         for i in range(2, len(h) - 2):
             a = h[i]
-            if hf[i] in FUNCTION_KEYS:
-                continue
-            if amb_han & set(range(i - 2, i + 3)):
+            if hf[i] in FUNCTION_KEYS or fold(a) in FUNCTION_KEYS:  # per graph too: phrase folding keeps 於穆
                 continue
             if folded_freq.get(hf[i], 0) < MIN_ANSWER_FREQ:
                 continue
@@ -173,7 +208,7 @@ def build(ctx: BuildContext) -> BuildResult:
         for i in positions:
             a, af = h[i], hf[i]
             f = folded_freq[af]
-            rejected = index.any_attested(hf, i)
+            rejected = index.any_attested(hf, i) | index.second_fills(hf, i)
             plausible = index.plausible(hf, i)
             a_variants = {fold(v) for v in variants(a)} | {fold(a)}
             pool = []
@@ -181,7 +216,7 @@ def build(ctx: BuildContext) -> BuildResult:
                 shown_y = corpus.display_form(y, s.book)
                 if variant_key(shown_y) == variant_key(a) or shown_y in question_chars or y in question_keys:
                     continue
-                if a in variants(shown_y) or uh.is_simplified_only(shown_y):
+                if a in variants(shown_y) or uh.is_simplified_only(shown_y) or is_one_to_many(shown_y):
                     continue
                 pool.append(shown_y)
             if len(pool) < 3:
@@ -205,7 +240,9 @@ def build(ctx: BuildContext) -> BuildResult:
             if triple not in alternatives:
                 alternatives.append(triple)
         # the checker, run on every offered distractor (the pool was built from the same 3-gram index)
-        if not all(check_distractor(corpus, h, i, y) for t in alternatives for y in t):
+        if not all(
+            check_distractor(corpus, h, i, y) and not reads_with_both_neighbours(corpus, wide, h, i, y) for t in alternatives for y in t
+        ):
             dropped["checker rejected a pooled distractor"] += 1
             continue
         proposals.append((key, s, question, a, alternatives, i))

@@ -1,7 +1,9 @@
 """Builder of the ``phonetic_loan`` (通假字) config from the team-curated ``curated/phonetic_loan.jsonl``.
 
 Each entry is one loan usage in context: the written graph (``loan``), the intended graph (``answer``,
-本字) and three distractors that look or sound alike in modern Mandarin but are not meant there. ``kind``
+本字) and three distractors, each a reading the loan graph could carry elsewhere (the 本字 of another loan
+of the same graph or phonetic series, or a common word of its series or sound with a close 廣韻 reading;
+see "options" below) and proven wrong in this sentence by :func:`distractor_problem`. ``kind``
 (the ``subset`` column) says whether the usage is from an excavated manuscript (short context as cited in
 the scholarship, document and slip/column citation) or from a transmitted classic (context verbatim from
 npm ``chinese-poetry``, in its script). Questions follow the convention of the ``智(知)`` notation:
@@ -99,3 +101,300 @@ def phonology_support(loan: str, intended: str, g=None, u=None) -> str | None:
                     elif x.攝 == y.攝 and _PLACE.get(x.音) == _PLACE.get(y.音):
                         best = best or f"廣韻 same rhyme group, initials of one place ({a} {sa} / {b} {sb})"
     return best
+
+
+# ---- options: every distractor a canonical 本字 of another loan of the graph or its series -------------------
+#
+# Version 1 offered the canonical 本字 of a well-known pair among its homophones and look-alikes, and an
+# examinee who saw only the options chose it 28 times in 40. Now every option is the 本字 (the answer) of
+# some entry of this file, preferably of an entry whose loan is the same graph (a graph stands for several
+# 本字 in different texts) or of its phonetic series, else one whose 廣韻 reading is close to the loan's, so
+# each option is a reading the loan graph could carry and only the sentence decides. ``reoption`` chose
+# them once from the version 1 file (``python -m ancientbench.builders.phonetic_loan --reoption``; the
+# answers it draws on are the version 1 loan pairs, kept in tests/data/phonetic_loan_v1_answers.txt for
+# the tests, which re-prove each distractor). Of 506 entries it kept 272: dropped were 6 with fewer than
+# three checked distractors, 17 beyond MAX_KEY_USES items of one 本字, 60 whose 本字 is a grammatical
+# word, and 151 where only the key shared the loan's sound or shape while a shortcut stayed above 29%.
+# A distractor is never a graph the file reads as the key or reads the key as (兌 is read 悅 elsewhere).
+
+MAX_DISTRACTOR_USES = 6  # items in which one graph may be a distractor
+RELATIONS = ("same_graph", "same_series", "close_reading")  # best first
+# Second tier: common words of the classics (at least this many occurrences) of the loan's phonetic series,
+# or sharing its Mandarin syllable or a component, with a close 廣韻 reading: as familiar as a canonical 本字, and sounding or
+# looking like the loan as much as the key does (else "the option that sounds like the loan" finds the key).
+COMMON_MIN_FREQ = 10
+MAX_KEY_USES = 4  # items kept per 本字 (汝 answered 12 items): a key that recurs more is "the most frequent option"
+
+
+def _trad(ch: str) -> str:
+    from .classics import to_traditional
+
+    return to_traditional(ch)
+
+
+def _series(ch: str, u) -> frozenset[str]:
+    out: set[str] = set()
+    for f in _forms(ch, u):
+        out |= {"g" + s for s in u.gsr_series(f)} | {"k" + p for p in u.phonetic_groups(f)}
+    return frozenset(out)
+
+
+def _same_graph(a: str, b: str, u) -> bool:
+    """The same graph up to script and variant forms (OpenCC folding, Unihan variants)."""
+    from .classics import fold
+
+    a, b = _trad(a), _trad(b)
+    return a == b or fold(a) == fold(b) or b in u.variants(a) or a in u.variants(b)
+
+
+def _glosses(ch: str, g) -> tuple[set[str], str]:
+    from .guangyun import gloss_segments, meaning_text
+
+    segs: set[str] = set()
+    text = ""
+    for r in g.readings(ch):
+        m = meaning_text(r)
+        segs.update(gloss_segments(m))
+        text += m
+    return segs, text
+
+
+def distractor_problem(entry, d: str, g, u, corpus=None) -> str | None:
+    """Why ``d`` cannot stand as a wrong option for a loan entry (a dict or Entry), or None.
+
+    Not a grammatical word (particle, pronoun, negator: another one often fits the syntax, 而況/而惡於人乎); not
+    the answer or the loan graph under another form; not in the context; no 廣韻 gloss segment shared with
+    the answer and neither's gloss naming the other (near-synonyms would read well in the sentence); for a
+    transmitted text, the sentence read with ``d`` written instead of the loan must not occur in the classics
+    (an edition that writes it so would make it defensible).
+    """
+    from .classics import fold, han_only
+    from .cloze import FUNCTION_KEYS
+
+    loan, answer, context = entry["loan"], entry["answer"], entry["context"]
+    if fold(_trad(d)) in FUNCTION_KEYS or fold(d) in FUNCTION_KEYS:  # a particle or pronoun may fit the syntax (皇→況 vs 惡)
+        return "a_function_word"
+    if _same_graph(d, answer, u):
+        return "the_answer_in_another_form"
+    if _same_graph(d, loan, u):
+        return "the_loan_graph_in_another_form"
+    if fold(_trad(d)) in fold(_trad(context)):
+        return "in_the_context"
+    dt, at = _trad(d), _trad(answer)
+    d_segs, d_text = _glosses(dt, g)
+    a_segs, a_text = _glosses(at, g)
+    if d_segs & a_segs:
+        return "shares_a_gloss_with_the_answer"
+    if any(f in d_text for f in _forms(at, u)) or any(f in a_text for f in _forms(dt, u)):
+        return "gloss_names_the_answer"
+    if corpus is not None and entry["kind"] == "transmitted" and corpus.contains(han_only(context.replace(loan, d))):
+        return "reading_attested_in_the_classics"
+    return None
+
+
+def relation(loan: str, d: str, loans_of: dict[str, set[str]], g, u) -> str | None:
+    """How ``d`` is a reading the loan graph could carry: the 本字 of the same graph elsewhere in the file
+    (``loans_of``: answer -> the loans it answers), of its phonetic series, or a close 廣韻 reading."""
+    from .classics import fold
+
+    others = loans_of.get(fold(_trad(d)), set())
+    if any(_same_graph(o, loan, u) for o in others):
+        return "same_graph"
+    s = _series(loan, u)
+    if s and (_series(d, u) & s or any(_series(o, u) & s for o in others)):
+        return "same_series"
+    if phonology_support(loan, d, g, u):
+        return "close_reading"
+    return None
+
+
+def answers_index(entries) -> tuple[dict[str, str], dict[str, set[str]]]:
+    """(folded answer -> its traditional form, folded answer -> the loans it answers) over the whole file."""
+    from .classics import fold
+
+    form: dict[str, str] = {}
+    loans_of: dict[str, set[str]] = {}
+    for e in entries:
+        k = fold(_trad(e["answer"]))
+        form.setdefault(k, _trad(e["answer"]))
+        loans_of.setdefault(k, set()).add(e["loan"])
+    return form, loans_of
+
+
+def reoption(entries, g, u, corpus, seed: int = 0) -> tuple[list[dict], dict[str, str]]:
+    """New distractors for every entry (see above); entries left with fewer than three are dropped.
+
+    Greedy, fewest candidates first: candidates ordered by relation, then fewest uses so far, and among
+    the first six the triple that keeps every strategy of :mod:`ancientbench.quality.strategies` nearest
+    25% (running credits, as ``debias.pick_balanced``). Returns the rows (file order) and {key: why dropped}.
+    """
+    from collections import Counter
+    from itertools import combinations
+
+    from ..quality.audit import corpus_frequencies
+    from ..quality.strategies import (
+        STRATEGIES,
+        Context,
+        Frequencies,
+        Item,
+        _graphs,
+        credits,
+        toneless,
+    )
+    from .classics import fold
+    from .curated import in_script, item_script
+
+    form, loans_of = answers_index(entries)
+    # graphs the file reads as one another (a loan pair either way): 兌 is read 悅 elsewhere, never a distractor for 悅
+    pairs = {(fold(_trad(e["loan"])), fold(_trad(e["answer"]))) for e in entries}
+
+    def paired(answer: str, d: str) -> bool:
+        a, b = fold(_trad(answer)), fold(_trad(d))
+        return (a, b) in pairs or (b, a) in pairs
+
+    common = sorted(
+        ch for ch, n in corpus.char_freq.items() if n >= COMMON_MIN_FREQ and fold(ch) not in form and not u.is_simplified_only(ch)
+    )
+    plan = []
+    for n, e in enumerate(entries):
+        cands = []
+        for k in sorted(form):
+            d = form[k]
+            rel = relation(e["loan"], d, loans_of, g, u)
+            if rel and not paired(e["answer"], d) and distractor_problem(e, d, g, u, corpus) is None:
+                cands.append((RELATIONS.index(rel), d))
+        lt = _trad(e["loan"])
+        s_loan, py_loan, parts = _series(lt, u), toneless(lt), _graphs(lt)
+        for d in common:
+            related = s_loan & _series(d, u) or ((py_loan & toneless(d) or parts & _graphs(d)) and phonology_support(lt, d, g, u))
+            if related and not paired(e["answer"], d) and distractor_problem(e, d, g, u, corpus) is None:
+                cands.append((len(RELATIONS), d))
+        plan.append((len(cands), n, cands))
+    ctx = Context(corpus_frequencies(None) or Frequencies({}, "none"))
+    used: Counter = Counter()
+    totals: Counter = Counter()
+    chosen: dict[int, tuple[str, ...]] = {}
+    dropped: dict[str, str] = {}
+    done = 0
+    # at most MAX_KEY_USES items per 本字: the dev exemplars first, then file order
+    dev = set(DEV_KEYS)
+    per_key: Counter = Counter()
+    from .cloze import FUNCTION_KEYS
+
+    for n in sorted(range(len(entries)), key=lambda n: (entries[n]["key"] not in dev, n)):
+        k = fold(_trad(entries[n]["answer"]))
+        if k in FUNCTION_KEYS and entries[n]["key"] not in dev:
+            # distractors are never grammatical words, so a grammatical key would stand out among the options
+            dropped[entries[n]["key"]] = "the 本字 is a grammatical word"
+            continue
+        per_key[k] += 1
+        if per_key[k] > MAX_KEY_USES:
+            dropped[entries[n]["key"]] = f"more than {MAX_KEY_USES} items with this 本字"
+    for _, n, cands in sorted(plan):
+        e = entries[n]
+        if e["key"] in dropped:
+            continue
+        script = "simplified" if e["kind"] == "transmitted" and item_script(e["context"]) == "simplified" else "traditional"
+        free = [d for _, d in sorted(cands, key=lambda c: (c[0], used[fold(c[1])], c[1])) if used[fold(d)] < MAX_DISTRACTOR_USES]
+        shown = list(dict.fromkeys(in_script(d, script) for d in free))
+        text = question(e)
+        # the first six, plus up to four that tie the key on a per-option shortcut (sound or shape of the loan)
+        shown = shown[:6] + [d for d in _matching(text, e["answer"], shown, ctx) if d not in shown[:6]][:4]
+        if len(shown) < 3:
+            dropped[e["key"]] = "fewer than three checked distractors" if len(cands) < 3 else "distractor reuse cap"
+            continue
+        done += 1
+        best = None
+        for i, triple in enumerate(combinations(shown, 3)):
+            c = credits(Item.make(TASK, text, [e["answer"], *triple]), 0, ctx)
+            cost = sum((totals[s] + c[s] - 0.25 * done) ** 2 for s in STRATEGIES) + 0.02 * i
+            if best is None or cost < best[0] - 1e-12:
+                best = (cost, triple, c)
+        _, triple, c = best
+        totals.update(c)
+        used.update(fold(_trad(d)) for d in triple)
+        ctx.option_counts.update((e["answer"], *triple))
+        chosen[n] = triple
+    _drop_giveaways(entries, chosen, dropped, ctx)
+    rows = []
+    for n, e in enumerate(entries):
+        if n in chosen:
+            row = dict(e.data if hasattr(e, "data") else e)
+            row["distractors"] = list(chosen[n])
+            rows.append(row)
+    return rows, dropped
+
+
+GIVEAWAY_BOUND = 0.29  # per-option shortcuts held below the audit's 30% with a margin
+
+
+def _drop_giveaways(entries, chosen: dict, dropped: dict, ctx) -> None:
+    """Drop items where the key alone looks or sounds like the loan (no checked distractor could tie it), or
+    is the task's most frequent option, while such a shortcut stays above GIVEAWAY_BOUND: the item that the most violating strategies
+    find alone first, then file order. Dev exemplars are kept."""
+    from collections import Counter
+
+    from ..quality.strategies import STRATEGIES, Item, credits
+
+    names = (*PER_OPTION, "most_frequent_option")  # the last reads the task's option counts: recomputed
+    items = {n: Item.make(TASK, question(entries[n]), [entries[n]["answer"], *t]) for n, t in chosen.items()}
+    cred = {n: credits(it, 0, ctx, PER_OPTION) for n, it in items.items()}
+    alone = {n: {k for k in PER_OPTION if (sc := STRATEGIES[k](it, ctx))[0] > max(sc[1:])} for n, it in items.items()}
+    while True:
+        ctx.option_counts = Counter(o.strip() for n in chosen for o in items[n].options)
+        total = Counter()
+        for n in chosen:
+            total.update(cred[n])
+            sc = STRATEGIES["most_frequent_option"](items[n], ctx)
+            total["most_frequent_option"] += credits(items[n], 0, ctx, ["most_frequent_option"])["most_frequent_option"]
+            alone[n].discard("most_frequent_option")
+            if sc[0] > max(sc[1:]):
+                alone[n].add("most_frequent_option")
+        over = {k for k in names if total[k] / len(chosen) > GIVEAWAY_BOUND}
+        if not over:
+            return
+        pick = max((n for n in chosen if alone[n] & over and entries[n]["key"] not in DEV_KEYS),
+                   key=lambda n: (len(alone[n] & over), -n), default=None)
+        if pick is None:
+            return
+        dropped[entries[pick]["key"]] = "the key alone shares the loan's " + "/".join(sorted(alone[pick] & over))
+        del chosen[pick]
+
+
+PER_OPTION = ("same_syllable_tone", "same_syllable", "nearest_initial_final", "shares_component", "same_phonetic_series", "is_component")
+
+
+def _matching(question_text: str, answer: str, pool: list[str], ctx) -> list[str]:
+    """Candidates scoring at least as high as the key on a per-option strategy the key would win."""
+    from ..quality.strategies import STRATEGIES, Item
+
+    scores = [STRATEGIES[k](Item.make(TASK, question_text, [answer, *pool]), ctx) for k in PER_OPTION]
+    return [o for i, o in enumerate(pool, start=1) if any(sc[0] > min(sc) and sc[i] >= sc[0] for sc in scores)]
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    from . import BuildContext, guangyun, unihan
+    from .classics import load_corpus
+    from .curated import curated_path, load_entries, write_entries
+
+    p = argparse.ArgumentParser(prog="python -m ancientbench.builders.phonetic_loan")
+    p.add_argument("--reoption", action="store_true", help="choose new distractors and rewrite curated/phonetic_loan.jsonl")
+    p.add_argument("--sources", default=None, help="folder with node_modules/chinese-poetry")
+    a = p.parse_args(argv)
+    if not a.reoption:
+        p.print_help()
+        return 0
+    entries = load_entries(TASK)
+    corpus = load_corpus(a.sources or BuildContext().sources_dir)
+    rows, dropped = reoption(entries, guangyun.load(), unihan.load(), corpus)
+    write_entries(TASK, rows, curated_path(TASK))
+    for key, why in sorted(dropped.items()):
+        print(f"dropped {key}: {why}")
+    print(f"{len(rows)} entries kept, {len(dropped)} dropped")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -22,7 +22,12 @@ at radical level); a Chinese distractor must share no definition segment and no 
 with any 廣韻 gloss of the target graph; an English distractor must share no content word with the
 target's whole kDefinition; in both cases the two radicals' English definitions must share no content
 word (a second, independent check against near-synonyms). Among valid triples the one that keeps surface
-strategies at chance is chosen (:mod:`ancientbench.builders.debias`).
+strategies at chance is chosen (the cost of :mod:`ancientbench.builders.debias`).
+
+**Reuse cap** (:data:`REUSE_CAP`): within a subset an option text is the key of at most one item and a
+distractor of at most 3 items, so no gloss or definition is a filler a reader learns to avoid (before the
+cap, 火藏 was a distractor in 59 items, 北方之行也 and 細絲也 in 41). Items left with fewer than three
+distractors under the cap are dropped (``<subset>:reuse_cap``).
 """
 
 from __future__ import annotations
@@ -42,8 +47,12 @@ TEMPLATE_GY = "部首「{graph}」，《廣韻》釋其字義爲？"
 TEMPLATE_CHAR = "「{char}」字的部首，《廣韻》釋其義爲？"
 TEMPLATE_EN = "部首「{graph}」的英文釋義是？"
 DEV_KEYS = ("gy-彳", "gy-宀", "ch-功", "en-隹", "en-水")
-POOL_SIZE = 6
-MAX_ALTERNATIVES = 20
+POOL_SIZE = 16  # checked candidates kept per item, most similar first; the cap draws on them in order
+ALT_POOL = 6  # the first ALT_POOL candidates still under the cap form the alternative triples
+MAX_ALTERNATIVES = 84  # C(9, 3): every triple of the offered candidates
+REUSE_CAP = 3  # items of a subset in which one option text may be a distractor
+# Shortcut strategies scored option by option (the key's sound or shape against the asked graph's)
+PER_OPTION = ("shares_component", "same_syllable", "same_syllable_tone", "nearest_initial_final", "same_phonetic_series")
 
 # Radical number -> an excerpt of the 廣韻 釋義 of the radical's graph (verbatim; verified by the builder).
 # Hand-picked to give the sense the radical carries; radicals whose 廣韻 gloss has no such excerpt that
@@ -76,7 +85,7 @@ RADICAL_GLOSS: dict[str, str] = {
     "209": "引气自畀也", "210": "整也", "212": "鱗蟲之長也", "214": "量器",
 }
 
-_EN_RADICAL_NOTE = re.compile(r"^(?:kangxi |kangzi )?(?:radical|rad\.)(?: (?:number|no\.?))? ?\d+$", re.I)
+_EN_RADICAL_NOTE = re.compile(r"^(?:kangxi |kangzi )?(?:radical|rad\.)(?: (?:number|no\.?))? ?\d+$", re.IGNORECASE)
 
 
 def english_definition(src: Sources, graph: str) -> str | None:
@@ -171,7 +180,6 @@ def _pool(src: Sources, target: str, candidates: list[str], check, shape_of) -> 
 
 def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, radicals: list[str] | None = None) -> BuildResult:
     """Build the three subsets (over ``radicals``, default all 214); see the module docstring."""
-    from .debias import pick_balanced
 
     u, g = src.u, src.g
     rng = task_rng(TASK + ":distractors", seed)
@@ -201,7 +209,7 @@ def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, ra
         r = next(r for r in g.readings(graph) if RADICAL_GLOSS[n] in strip_editorial(r.gloss))
         staged.append((
             f"gy-{graph}", "guangyun", TEMPLATE_GY.format(graph=graph), RADICAL_GLOSS[n],
-            [tuple(RADICAL_GLOSS[m] for m in t) for t in combinations(pool, 3)][:MAX_ALTERNATIVES],
+            [RADICAL_GLOSS[m] for m in pool],
             f"第{n}部「{graph}」; {r.citation} 釋義「{strip_editorial(r.gloss)[:40]}」",
             f"《廣韻》「{graph}」字釋義含「{RADICAL_GLOSS[n]}」；其餘選項是其他部首字的《廣韻》釋義，與「{graph}」的釋義無共同義項或實詞。",
         ))
@@ -233,7 +241,7 @@ def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, ra
             for m in checked:
                 if all(gloss_problem(src, p, m) is None for p in pool) and m not in pool:
                     pool.append(m)
-                if len(pool) >= POOL_SIZE:
+                if len(pool) >= 2 * POOL_SIZE:  # narrower candidates (the character's parts first): keep more
                     break
             if len(pool) < 3:
                 continue
@@ -241,10 +249,10 @@ def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, ra
             _, citation = radical_task.answer_of(src, ch)
             staged.append((
                 f"ch-{ch}", "in_character", TEMPLATE_CHAR.format(char=ch), RADICAL_GLOSS[n],
-                [tuple(RADICAL_GLOSS[m] for m in t) for t in combinations(pool, 3)][:MAX_ALTERNATIVES],
+                [RADICAL_GLOSS[m] for m in pool],
                 f"{citation}; 第{n}部「{graph}」《廣韻》釋義「{RADICAL_GLOSS[n]}」",
-                f"「{ch}」屬第{n}部「{graph}」部（Unihan kRSKangXi 與 kRSUnicode 一致），《廣韻》釋「{graph}」含「{RADICAL_GLOSS[n]}」；"
-                f"其餘選項是「{ch}」所不屬的部首的釋義。",
+                (f"「{ch}」屬第{n}部「{graph}」部（Unihan kRSKangXi 與 kRSUnicode 一致），《廣韻》釋「{graph}」含「{RADICAL_GLOSS[n]}」；"
+                 f"其餘選項是「{ch}」所不屬的部首的釋義。"),
             ))
             done = True
             break
@@ -261,25 +269,75 @@ def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, ra
             continue
         pool = _pool(src, n, [m for m in defined if m != n], english_problem,
                      lambda m: len(english_definition(src, u.radical_char(m)) or ""))
-        options = {english_definition(src, u.radical_char(m)) for m in pool}
-        if len(pool) < 3 or len(options) < len(pool) or answer in options:
+        options = list(dict.fromkeys(english_definition(src, u.radical_char(m)) for m in pool))  # one per text
+        options = [o for o in options if o != answer]
+        if len(options) < 3:
             dropped["kdefinition:fewer_than_three_checked_distractors"] += 1
             continue
         staged.append((
             f"en-{graph}", "kdefinition", TEMPLATE_EN.format(graph=graph), answer,
-            [tuple(english_definition(src, u.radical_char(m)) for m in t) for t in combinations(pool, 3)][:MAX_ALTERNATIVES],
+            options,
             f"第{n}部「{graph}」; Unihan U+{ord(graph):04X} kDefinition: {u.definition(graph)}",
             f"Unihan 對「{graph}」的釋義爲“{u.definition(graph)}”；其餘選項是其他部首的釋義，與之無共同實詞。",
         ))
 
-    picks = pick_balanced([(q, a, t) for _, _, q, a, t, _, _ in staged], src.audit_freq, prefer_first=0.02)
-    cands = [
-        Candidate(key=key, question=q, answer=a, distractors=t[k], source=_source(src, subset), citation=c,
-                  explanation=e, subset=subset)
-        for (key, subset, q, a, t, c, e), k in zip(staged, picks)
-    ]
+    chosen = pick_capped([(subset, q, a, pool) for _, subset, q, a, pool, _, _ in staged], src.audit_freq, prefer_first=0.02)
+    cands = []
+    for (key, subset, q, a, _, c, e), triple in zip(staged, chosen):
+        if triple is None:
+            dropped[f"{subset}:reuse_cap"] += 1
+            continue
+        cands.append(Candidate(key=key, question=q, answer=a, distractors=triple, source=_source(src, subset), citation=c,
+                               explanation=e, subset=subset))
     dev, test = split_dev_test(TASK, cands, dev_keys, seed)
     return BuildResult(TASK, test=test, dev=dev, dropped=dropped, candidates=len(numbers) * 3)
+
+
+def pick_capped(items, freq, *, prefer_first: float = 0.0, cap: int = REUSE_CAP) -> list[tuple[str, str, str] | None]:
+    """For each (subset, question, answer, candidates) a distractor triple, or None when the cap leaves too few.
+
+    Greedy, items with the fewest candidates first (the order does not change the result's item order), with the cost of :func:`ancientbench.builders.debias.pick_balanced` (running credit of
+    every strategy of :mod:`ancientbench.quality.strategies` as close to 25% as possible, plus ``prefer_first`` per alternative index), drawing
+    only on candidates that are distractors in fewer than ``cap`` items of the subset so far, least used first.
+    """
+    from ..quality.strategies import STRATEGIES, Context, Item, credits
+
+    def matching(question: str, answer: str, pool: list[str]) -> list[str]:
+        """Candidates scoring at least as high as the key on a per-option strategy the key would win."""
+        out = []
+        scores = {k: STRATEGIES[k](Item.make(TASK, question, [answer, *pool]), ctx) for k in PER_OPTION}
+        for o_i, o in enumerate(pool, start=1):
+            if any(sc[0] > min(sc) and sc[o_i] >= sc[0] for sc in scores.values()):
+                out.append(o)
+        return out
+
+    ctx = Context(freq)
+    used: Counter = Counter()
+    totals: Counter = Counter()
+    out: list[tuple[str, str, str] | None] = [None] * len(items)
+    n = 0
+    for j in sorted(range(len(items)), key=lambda j: (len(items[j][3]), j)):
+        subset, question, answer, pool = items[j]
+        # least-used first (spreads the uses so that later items still find three), then most similar
+        free = sorted((o for o in pool if used[subset, o] < cap), key=lambda o: (used[subset, o], pool.index(o)))
+        # plus a few that tie the key on a shortcut (a gloss of 力 holds 力 in 筋: offer one that holds it too)
+        free = free[:ALT_POOL] + [o for o in matching(question, answer, free) if o not in free[:ALT_POOL]][:3]
+        alternatives = list(combinations(free, 3))[:MAX_ALTERNATIVES]
+        if not alternatives:
+            continue
+        n += 1
+        best = None
+        for i, triple in enumerate(alternatives):
+            c = credits(Item.make(TASK, question, [answer, *triple]), 0, ctx)
+            cost = sum((totals[k] + c[k] - 0.25 * n) ** 2 for k in STRATEGIES) + prefer_first * i
+            if best is None or cost < best[0] - 1e-12:
+                best = (cost, triple, c)
+        _, triple, c = best
+        totals.update(c)
+        used.update((subset, o) for o in triple)
+        ctx.option_counts.update((answer, *triple))  # the option-recurrence strategies read running counts
+        out[j] = triple
+    return out
 
 
 def _source(src: Sources, subset: str) -> str:
