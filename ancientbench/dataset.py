@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from .schema import DataError, load_question_file, load_split, split_file
+from .schema import DataError, load_question_file, load_split, reject_duplicate_ids, split_file
 from .errors import AncientBenchError
 from .tasks import TASK_NAMES, get_task, resolve_tasks
 
@@ -137,6 +137,8 @@ def load_questions(
                 raise DataError(path, None, None, f"missing file: no test split for task {t!r} in {data_path}")
             items[t] = load_split(data_path, t, "test")
             files[_rel(path, base)] = file_sha256(path)
+        # one id in two task files would make one record overwrite the other in predictions and resume
+        reject_duplicate_ids((split_file(data_path, t, "test"), rows) for t, rows in items.items())
         dev_source = Path(fewshot_data) if fewshot_data is not None else data_path
     if missing:
         warnings.warn(f"no test data for task(s) {', '.join(missing)} in {data_path}; scoring the others", stacklevel=2)
@@ -160,6 +162,7 @@ def load_questions(
                 path = split_file(dev_source, t, "dev")
                 exemplars[t] = load_split(dev_source, t, "dev")
                 dev_files[_rel(path, base)] = file_sha256(path)
+            reject_duplicate_ids((split_file(dev_source, t, "dev"), rows) for t, rows in exemplars.items())
         k = max(shots)
         short = {t: len(rows) for t, rows in exemplars.items() if len(rows) < k}
         if short:

@@ -40,8 +40,9 @@ from ..errors import AncientBenchError
 from ..prompts import build_mode_prompt, format_mode_exemplar, letter_prefix
 from ..tasks import LETTERS, get_task
 from .extract import extract_letter
+from .lock import OutputLock, OutputLockedError
 from .results import build_results, results_path
-from .settings import DEFAULT_MAX_NEW_TOKENS, Settings
+from .settings import DEFAULT_MAX_NEW_TOKENS, Settings, SettingsError
 from .store import PredictionStore, ResumeError, _atomic_write, _matches, fewshot_sha256, item_sha256
 
 
@@ -254,9 +255,11 @@ class Plan:
     store: PredictionStore | None
     pred_file: Path | None
     letter_ids: dict | None = None
+    lock: OutputLock | None = None  # held by the main process from plan to the end of assemble
 
 
-def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, overwrite=False, procs) -> Plan:
+def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, overwrite=False, repair=False,
+         procs) -> Plan:
     """Fingerprint the setting, load (and check) the stored predictions, and shard what is left."""
     from ..models import model_slug
 
@@ -266,22 +269,25 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
     # what each record is checked against on resume: its item's row and its task's exemplar set
     task_fewshot = {t: fewshot_sha256(questions.exemplars.get(t, []), shots) for t in questions.items}
     expected = {it["id"]: (item_sha256(it), task_fewshot[t]) for t, rows in questions.items.items() for it in rows}
-    store, done, pred_file, letter_ids = None, {}, None, None
+    store, done, pred_file, letter_ids, lock = None, {}, None, None, None
     if output_dir is not None:
         folder = Path(output_dir) / settings.output_name(model_slug(backend.info()["name_or_path"]))
         pred_file = folder / f"predictions_{shots}shot.jsonl"
         error = None
         if main:  # only the main process reads, checks and repairs the files; the others learn what is done
-            folder.mkdir(parents=True, exist_ok=True)
-            store = PredictionStore(pred_file, fingerprint, questions.files_for(shots), overwrite=overwrite)
             try:
+                lock = OutputLock(folder).acquire()  # before anything in the folder is read or changed
+                store = PredictionStore(pred_file, fingerprint, questions.files_for(shots), overwrite=overwrite,
+                                        repair=repair)
                 done = store.load(expected)
                 store.write_meta()
-            except ResumeError as err:
+            except (ResumeError, OutputLockedError) as err:
+                if lock is not None:
+                    lock.release()
                 if procs.num_processes == 1:
                     raise
                 error = str(err)
-            letter_ids = store.letter_token_ids
+            letter_ids = store.letter_token_ids if store is not None else None
             stale = [i for i in expected if i in done and not _matches(done[i], expected[i])]
             for i in stale:  # scored again; the rewrite at the end replaces them
                 del done[i]
@@ -302,7 +308,7 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
     wanted_ids = [it["id"] for t in questions.items for it in questions.items[t]]
     # each process scores a contiguous shard of every task's remaining items
     todo = {t: procs.shard([it for it in rows if it["id"] not in done]) for t, rows in questions.items.items()}
-    return Plan(settings, fingerprint, expected, done, todo, wanted_ids, store, pred_file, letter_ids)
+    return Plan(settings, fingerprint, expected, done, todo, wanted_ids, store, pred_file, letter_ids, lock)
 
 
 def score(backend: Backend, questions, p: Plan, *, progress=True, log_samples=False, procs) -> tuple[dict, list, float]:
@@ -421,19 +427,38 @@ def assemble(backend: Backend, questions, p: Plan, new: dict, batch_used: list, 
 
 
 def run_setting(backend: Backend, questions, settings: Settings, *, output_dir: str | Path | None = None,
-                progress: bool = True, overwrite: bool = False, log_samples: bool = False, processes=None) -> dict:
+                progress: bool = True, overwrite: bool = False, log_samples: bool = False, processes=None,
+                repair: bool = False) -> dict:
     """Score one setting over a :class:`~ancientbench.dataset.QuestionSet`, resuming from disk: plan -> score ->
     assemble. Under several processes every process scores a shard of each task's remaining items and gets
     the merged results; only the main process writes the predictions and results files."""
     from . import distributed
 
     procs = processes or distributed.init()
-    p = plan(backend, questions, settings, output_dir=output_dir, overwrite=overwrite, procs=procs)
-    new, batch_used, seconds = score(backend, questions, p, progress=progress, log_samples=log_samples, procs=procs)
-    return assemble(backend, questions, p, new, batch_used, seconds, procs=procs)
+    p = plan(backend, questions, settings, output_dir=output_dir, overwrite=overwrite, repair=repair, procs=procs)
+    try:
+        new, batch_used, seconds = score(backend, questions, p, progress=progress, log_samples=log_samples, procs=procs)
+        return assemble(backend, questions, p, new, batch_used, seconds, procs=procs)
+    finally:
+        if p.lock is not None:
+            p.lock.release()
 
 
 # --------------------------------------------------------------------------------------------- entry
+
+
+def check_writable(output_dir: str | Path) -> None:
+    """Create ``output_dir`` and write a file in it, or raise an error naming it (before a model is loaded)."""
+    import os
+
+    out = Path(output_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".ancientbench-write-test.{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as err:
+        raise EvaluationError(f"--output {out}: cannot write there ({err.strerror or err})") from None
 
 
 def evaluate_model(
@@ -464,6 +489,7 @@ def evaluate_model(
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
     log_samples: bool = False,
     backend_config: BackendConfig | None = None,
+    repair: bool = False,
 ) -> dict[int, dict]:
     """Evaluate a model on AncientBench; returns ``{shots: results}`` (the dicts written as ``results_<k>shot.json``).
 
@@ -476,7 +502,9 @@ def evaluate_model(
     ``output_dir`` nothing is written and each results dict carries its records under ``"predictions"``.
     ``circular``: score every test item under the four cyclic rotations of its options and add plain and
     circular accuracy (:mod:`ancientbench.circular`). ``backend_config`` overrides the options above for
-    backends opened by name (servers: ``base_url`` etc.).
+    backends opened by name (servers: ``base_url`` etc.). ``repair``: a predictions file with corrupt lines
+    keeps its valid records (the rest are scored again) instead of being refused.
+    Every option is checked, and ``output_dir`` tried for writing, before a model is loaded.
     """
     from dataclasses import replace
 
@@ -489,6 +517,8 @@ def evaluate_model(
     shots_list = [shots] if isinstance(shots, int) else list(shots)
     if not shots_list:
         raise EvaluationError("shots: give at least one number of shots")
+    if max_length is not None and max_length < 1:
+        raise SettingsError(f"--max-length must be >= 1, got {max_length}")
     settings = [Settings(backend=backend if isinstance(backend, str) else backend.name, mode=mode, shots=k,
                          letter_style=letter_style, chat=chat, max_new_tokens=max_new_tokens, circular=circular)
                 for k in shots_list]
@@ -497,6 +527,8 @@ def evaluate_model(
         from ..circular import expand_questions
 
         questions = expand_questions(questions)
+    if output_dir is not None:
+        check_writable(output_dir)
     owned = False
     if isinstance(backend, Backend):
         be, procs = backend, distributed.init()
@@ -534,7 +566,7 @@ def evaluate_model(
     try:
         for s in settings:
             out[s.shots] = run_setting(be, questions, s, output_dir=output_dir, progress=progress,
-                                       overwrite=overwrite, log_samples=log_samples, processes=procs)
+                                       overwrite=overwrite, log_samples=log_samples, processes=procs, repair=repair)
     finally:
         if owned:
             be.close()

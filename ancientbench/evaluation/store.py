@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -57,13 +58,14 @@ class PredictionStore:
     """
 
     def __init__(self, path: Path, fingerprint: dict, files_sha256: dict[str, str], *, overwrite: bool = False,
-                 part: int | None = None):
+                 part: int | None = None, repair: bool = False):
         self.path = Path(path)
         self.meta_path = self.path.with_name(self.path.name.replace(".jsonl", ".meta.json"))
         self.write_path = self.path if not part else self.path.with_name(f"{self.path.stem}.part{part}.jsonl")
         self.fingerprint = fingerprint
         self.files_sha256 = dict(files_sha256)
         self.letter_token_ids: dict[str, int] | None = None
+        self.repair = repair  # corrupt lines: drop them (keeping every valid record) instead of refusing
         if overwrite:
             for p in (self.path, self.meta_path, *self.part_paths()):
                 if p.exists():
@@ -82,7 +84,14 @@ class PredictionStore:
         """
         files = [p for p in (self.path, *self.part_paths()) if p.exists()]
         if self.meta_path.exists():
-            meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
+            try:
+                meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as err:
+                raise ResumeError(f"{self.meta_path}: not a valid sidecar ({err}); use --overwrite to score again, "
+                                  f"or another --output") from None
+            if not isinstance(meta, dict) or not isinstance(meta.get("fingerprint", {}), dict):
+                raise ResumeError(f"{self.meta_path}: not a valid sidecar (no fingerprint object); use --overwrite "
+                                  f"to score again, or another --output")
             old = meta.get("fingerprint", {})
             old, new = {**FINGERPRINT_DEFAULTS, **old}, {**FINGERPRINT_DEFAULTS, **self.fingerprint}
             diff = [k for k in sorted({*old, *new}) if old.get(k) != new.get(k)]
@@ -109,21 +118,31 @@ class PredictionStore:
                 done[rec["id"]] = rec
         return done
 
-    @staticmethod
-    def _read(path: Path) -> list[dict]:
+    def _read(self, path: Path) -> list[dict]:
         done: list[dict] = []
+        bad: list[int] = []
         raw = path.read_bytes()
         complete, _, fragment = raw.rpartition(b"\n")  # a torn last write leaves a fragment without newline
         if complete or raw.endswith(b"\n"):
             for n, line in enumerate(complete.split(b"\n"), start=1):
                 try:
                     rec = json.loads(line.decode("utf-8"))
-                except (UnicodeDecodeError, json.JSONDecodeError):
+                except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                     rec = None
-                if not isinstance(rec, dict) or "id" not in rec or "pred" not in rec:
-                    raise ResumeError(f"{path}, line {n}: not a prediction record; use --overwrite")
+                if not isinstance(rec, dict) or not isinstance(rec.get("id"), str) or "pred" not in rec:
+                    if not self.repair:
+                        raise ResumeError(
+                            f"{path}, line {n}: not a prediction record; rerun with --repair to keep the valid "
+                            f"records and score only the rest again, or --overwrite to score everything again")
+                    bad.append(n)
+                    continue
                 done.append(rec)
-        if fragment:
+        if bad:  # rewritten at once, so records appended from now on follow valid lines only
+            warnings.warn(f"{path}: --repair dropped {len(bad)} corrupt line(s) ({', '.join(map(str, bad[:10]))}"
+                          f"{' ...' if len(bad) > 10 else ''}) and kept {len(done)} valid record(s); the dropped "
+                          f"items are scored again", stacklevel=4)
+            _atomic_write(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in done))
+        elif fragment:
             with path.open("r+b") as fh:
                 fh.truncate(len(raw) - len(fragment))
         return done
