@@ -9,7 +9,8 @@
 - ``cache_dataset()``: loads all ten configs through ``datasets.load_dataset(DATASET_PATH, cfg)`` so that
   ``load_dataset("ancientbench", cfg)`` then works by name from the local datasets cache (offline too).
 
-Every row goes through the schema validator (:mod:`ancientbench.schema`).
+Every row goes through the schema validator (:mod:`ancientbench.schema`); ids are unique across the whole
+question set (all task files of a folder, test and dev each; one JSONL file), since predictions are keyed by id.
 """
 
 from __future__ import annotations

@@ -341,6 +341,55 @@ def test_prompt_affecting_options_never_reuse(tmp_path, fixture_data, capsys, op
     assert json.loads(results[-1].read_text())["timing"]["items_resumed"] == 0
 
 
+def _interrupt_after(monkeypatch, n_calls):
+    from ancientbench import scoring
+
+    calls = {"n": 0}
+
+    def wrap(fn):
+        def wrapped(*args, **kwargs):
+            calls["n"] += 1
+            if calls["n"] > n_calls:
+                raise KeyboardInterrupt
+            return fn(*args, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(scoring._Runner, "full", wrap(scoring._Runner.full))
+    monkeypatch.setattr(scoring._Runner, "suffixes", wrap(scoring._Runner.suffixes))
+
+
+@case("resume", "a run killed after a number of records that is not a whole number of batches (torn last line), "
+      "or resumed with another `--limit`",
+      "the log-probs equal an uninterrupted run's bit for bit (a partly scored block is scored again whole)")
+def test_resumed_logprobs_are_bit_identical(tmp_path, fixture_data, tiny_llama, monkeypatch):
+    from ancientbench.evaluation import evaluate_model
+
+    def run(out, **kw):
+        kw.setdefault("limit", None)
+        return evaluate_model(tiny_llama.model, tiny_llama.tokenizer, data=fixture_data, tasks=["cloze", "radical"],
+                              shots=kw.pop("shots", 5), batch_size=3, output_dir=out, progress=False, **kw)
+
+    def logprobs(res):
+        return [(p["id"], p["pred"], p["logprobs"]) for p in read_jsonl(res["predictions_file"])]
+
+    straight = run(tmp_path / "a")[5]
+    _interrupt_after(monkeypatch, 2)
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path / "b")
+    monkeypatch.undo()
+    pred = next((tmp_path / "b").glob("*/predictions_5shot.jsonl"))
+    partial = read_jsonl(pred)
+    assert 0 < len(partial) < 14 and len(partial) % 3 == 0
+    pred.write_text("".join(json.dumps(r) + "\n" for r in partial[:-1]) + '{"id": "radical-t', encoding="utf-8")
+    assert logprobs(run(tmp_path / "b")[5]) == logprobs(straight)  # exact, not within a tolerance
+
+    for first, then in ((3, None), (None, 3)):  # another --limit before
+        out = tmp_path / f"limit-{first}-{then}"
+        run(out, limit=first)
+        want = logprobs(run(tmp_path / f"straight-{then}", limit=then)[5])
+        assert logprobs(run(out, limit=then)[5])[:len(want)] == want  # (records of the other items follow)
+
+
 covered("resume", "a run killed mid-write (torn last line)", "the fragment is cut; the run resumes and equals an uninterrupted one",
         "tests/test_evaluation.py::test_resume_after_interruption_equals_an_uninterrupted_run")
 covered("resume", "another setting (`--max-length`) into the same predictions file",
@@ -383,7 +432,8 @@ def test_corrupt_middle_line_can_be_repaired(tmp_path, capsys, fixture_data):
     assert [p["id"] for p in after] == [p["id"] for p in before]
     assert [p["pred"] for p in after] == [p["pred"] for p in before]
     res = json.loads(next(out.glob("*/results_0shot.json")).read_text())
-    assert res["timing"]["items_resumed"] == 4 and res["timing"]["items_scored"] == 1
+    # the block that held the corrupt line is scored again whole (bit-identical log-probs)
+    assert res["timing"]["items_resumed"] + res["timing"]["items_scored"] == 5 and res["timing"]["items_scored"] >= 1
 
 
 # ---------------------------------------------------------------------------------------------- output

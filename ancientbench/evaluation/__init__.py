@@ -17,7 +17,7 @@ hf), ``-ppl``/``-generate``, ``-chat``, ``-space`` and ``-circular`` (:meth:`.se
 so differently scored runs never share files.
 
 Modules: :mod:`.settings` (the frozen setting), :mod:`.runner` (prompts, fitting, modes; plan -> score ->
-assemble), :mod:`.extract` (letters from generated answers), :mod:`.store` (predictions on disk, resume),
+assemble), :mod:`.lock` (one run per output folder), :mod:`.extract` (letters from generated answers), :mod:`.store` (predictions on disk, resume),
 :mod:`.results` (results JSON, table), :mod:`.distributed` (data parallel), :mod:`.command` (the CLI).
 """
 

@@ -4,7 +4,9 @@ This is the one place, for every backend and mode, where prompts are built (:mod
 few-shot exemplars are dropped (longest first) until a prompt fits the backend's context, an item whose
 question alone does not fit becomes an error record (``pred: null``, counted wrong, never truncated),
 letters are read (argmax of the letter log-probabilities; the option likelihoods; or the generated answer
-through :mod:`ancientbench.evaluation.extract`), and predictions are saved as they come so a rerun resumes.
+through :mod:`ancientbench.evaluation.extract`), and predictions are saved as they come so a rerun resumes
+(items scored in fixed blocks, so resumed log-probs are bit-identical; the output folder locked by
+:mod:`ancientbench.evaluation.lock`).
 
 - :func:`score_task` ``(backend, settings, task, items, exemplars) -> TaskRun``: one task's records.
 - :func:`run_setting` ``(backend, questions, settings, ...) -> results``: one setting over a question set, in
@@ -14,7 +16,7 @@ through :mod:`ancientbench.evaluation.extract`), and predictions are saved as th
 - :func:`evaluate_model` ``(model, tokenizer=None, ..., backend="hf", mode="letter")`` -> ``{shots: results}``.
 
 Prediction records: ``{"id", "task", "gold", "pred", "logprobs", "shots_used", "item_sha256",
-"fewshot_sha256"}`` plus, per mode: ``ppl`` - ``option_logprobs`` (summed), ``option_logprobs_norm`` (per
+"fewshot_sha256", "block_sha256"}`` plus, per mode: ``ppl`` - ``option_logprobs`` (summed), ``option_logprobs_norm`` (per
 character; decides ``pred``), ``option_tokens``, ``pred_sum``; ``generate`` - ``extracted_by`` (rule) or
 ``extraction_failed: true``, ``finish_reason``; letters missing from a server's answer - ``missing_letters``;
 no answer - ``error`` and ``error_type`` (``context_length``, ``backend``, ``missing_letters``). With
@@ -241,6 +243,32 @@ def score_task(
 
 # ------------------------------------------------------------------------------------------- setting
 
+# Items per scoring block: the backend sorts and batches within a block only. Large enough that length
+# sorting keeps batches tight; small enough that a resume rescores little (at most one block per task).
+BLOCK_ITEMS = 256
+
+
+def _blocks(rows: Sequence[dict]) -> list[list[dict]]:
+    return [list(rows[i:i + BLOCK_ITEMS]) for i in range(0, len(rows), BLOCK_ITEMS)]
+
+
+def block_sha256(block: Sequence[Mapping]) -> str:
+    """Short sha256 of a block's item ids, in order: a record made in another block is never reused."""
+    import hashlib
+
+    return hashlib.sha256("\n".join(it["id"] for it in block).encode("utf-8")).hexdigest()[:16]
+
+
+def _split_by_block(rows: Sequence[dict], blocks: Mapping[str, str]) -> list[list[dict]]:
+    """Consecutive runs of rows of one block (a process's shard may cut a block)."""
+    out: list[list[dict]] = []
+    for it in rows:
+        if out and blocks[out[-1][-1]["id"]] == blocks[it["id"]]:
+            out[-1].append(it)
+        else:
+            out.append([it])
+    return out
+
 
 @dataclass
 class Plan:
@@ -256,6 +284,7 @@ class Plan:
     pred_file: Path | None
     letter_ids: dict | None = None
     lock: OutputLock | None = None  # held by the main process from plan to the end of assemble
+    blocks: dict[str, str] = field(default_factory=dict)  # id -> block_sha256 of its block in this run
 
 
 def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, overwrite=False, repair=False,
@@ -270,6 +299,8 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
     task_fewshot = {t: fewshot_sha256(questions.exemplars.get(t, []), shots) for t in questions.items}
     expected = {it["id"]: (item_sha256(it), task_fewshot[t]) for t, rows in questions.items.items() for it in rows}
     store, done, pred_file, letter_ids, lock = None, {}, None, None, None
+    stale: list[str] = []
+    expected_blocks: dict[str, str] = {}
     if output_dir is not None:
         folder = Path(output_dir) / settings.output_name(model_slug(backend.info()["name_or_path"]))
         pred_file = folder / f"predictions_{shots}shot.jsonl"
@@ -300,15 +331,39 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
                     stacklevel=3,
                 )
         if procs.num_processes > 1:
-            error, done, letter_ids = procs.broadcast((error, done, letter_ids))
+            error, done, letter_ids, stale = procs.broadcast((error, done, letter_ids, stale))
             if error:
                 raise ResumeError(error)
             if not main:
                 store = PredictionStore(pred_file, fingerprint, questions.files_for(shots), part=procs.process_index)
     wanted_ids = [it["id"] for t in questions.items for it in questions.items[t]]
-    # each process scores a contiguous shard of every task's remaining items
-    todo = {t: procs.shard([it for it in rows if it["id"] not in done]) for t, rows in questions.items.items()}
-    return Plan(settings, fingerprint, expected, done, todo, wanted_ids, store, pred_file, letter_ids, lock)
+    # A task's items are scored in fixed blocks (see BLOCK_ITEMS): a block with any item missing, or stored
+    # from another block (another --limit), is scored again whole, so every block reaches the backend exactly
+    # as in an uninterrupted run and its log-probs are bit-identical (same batches, same padding). Items
+    # stored for another version of their row (stale) are scored alone; so is everything in generate mode
+    # (no log-probs, and a server must not be asked twice).
+    whole_blocks = settings.mode != "generate"
+    stale_ids = set(stale)
+    block_of: dict[str, str] = {}
+    todo: dict[str, list[dict]] = {}
+    for t, rows in questions.items.items():
+        again: list[dict] = []
+        for blk in _blocks(rows):
+            sig = block_sha256(blk)
+            for it in blk:
+                block_of[it["id"]] = sig
+            if whole_blocks and any((it["id"] not in done and it["id"] not in stale_ids)
+                                    or (it["id"] in done and done[it["id"]].get("block_sha256", sig) != sig)
+                                    for it in blk):
+                again.extend(blk)
+            else:
+                again.extend(it for it in blk if it["id"] not in done)
+        for it in again:
+            done.pop(it["id"], None)
+        todo[t] = procs.shard(again)  # each process scores a contiguous shard of every task's remaining items
+    expected_blocks.update(block_of)
+    return Plan(settings, fingerprint, expected, done, todo, wanted_ids, store, pred_file, letter_ids, lock,
+                expected_blocks)
 
 
 def score(backend: Backend, questions, p: Plan, *, progress=True, log_samples=False, procs) -> tuple[dict, list, float]:
@@ -347,12 +402,14 @@ def score(backend: Backend, questions, p: Plan, *, progress=True, log_samples=Fa
             def on_batch(recs: list[dict]) -> None:
                 for r in recs:
                     r["item_sha256"], r["fewshot_sha256"] = p.expected[r["id"]]
+                    r["block_sha256"] = p.blocks[r["id"]]
                     new[r["id"]] = r
                 if p.store is not None:
                     p.store.append(recs)
 
-            score_task(backend, p.settings, task, rows, questions.exemplars.get(task, []), progress=bar,
-                       on_batch=on_batch, log_samples=log_samples)
+            for blk in _split_by_block(rows, p.blocks):  # one backend call per block: its batches never vary
+                score_task(backend, p.settings, task, blk, questions.exemplars.get(task, []), progress=bar,
+                           on_batch=on_batch, log_samples=log_samples)
             stats = backend.stats()
             if stats.get("batch_size_used") is not None:
                 batch_used.append(stats["batch_size_used"])
