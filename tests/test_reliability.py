@@ -213,7 +213,7 @@ def test_limit_must_be_positive(tmp_path, capsys, no_model_load, fixture_data, v
     assert "limit must be >= 1" in capsys.readouterr().err
 
 
-@case("arguments", "`--output` that cannot be written (a file, or a read-only folder)",
+@case("arguments", "`--output` that cannot be written (an existing file, or a path under a file)",
       "exit 2 before any model loads: `--output …: cannot write there (…)`")
 def test_unwritable_output_rejected_before_the_model_loads(tmp_path, capsys, no_model_load, fixture_data):
     blocker = tmp_path / "a-file"
@@ -227,15 +227,15 @@ def test_unwritable_output_rejected_before_the_model_loads(tmp_path, capsys, no_
 # ---------------------------------------------------------------------------------------------- context
 
 
-@pytest.mark.parametrize("mode", ["letter", "ppl"])
-@case("context", "every item of a task longer than the context (`--max-length 10`)",
+@pytest.mark.parametrize("mode", ["letter", "ppl", "generate"])
+@case("context", "every item of a task longer than the context (`--max-length 10`; letter, ppl and generate mode)",
       "exit 0; each item `pred: null` with `error` / `error_type: context_length`, counted wrong")
 def test_every_item_too_long_gives_null_predictions(tmp_path, fixture_data, mode):
     out = tmp_path / "o"
     assert _cli(*_eval_args(fixture_data, out, "--max-length", "10", "--limit", "3", "--mode", mode)) == 0
     preds = read_jsonl(next(out.glob("*/predictions_0shot.jsonl")))
     assert len(preds) == 3
-    assert all(p["pred"] is None and p["error_type"] == "context_length" and "longer than the model's context of 10"
+    assert all(p["pred"] is None and p["error_type"] == "context_length" and "the model's context of 10"
                in p["error"] for p in preds)
     res = json.loads(next(out.glob("*/results_0shot.json")).read_text())
     assert res["tasks"]["cloze"]["correct"] == 0 and res["tasks"]["cloze"]["total"] == 3
@@ -294,7 +294,7 @@ def test_chat_template_edit_is_another_setting(tmp_path, fixture_data, tiny_qwen
     assert evaluate_model(str(folder), **kw)[0]["timing"]["items_scored"] == 3
     (folder / "chat_template.jinja").write_text(
         (folder / "chat_template.jinja").read_text(encoding="utf-8").replace("assistant", "model"), encoding="utf-8")
-    with pytest.raises(ResumeError, match=r"chat_template_sha256.*tokenizer_sha256|tokenizer_sha256"):
+    with pytest.raises(ResumeError, match=r"chat_template_sha256: '[0-9a-f]+' -> '[0-9a-f]+'.*tokenizer_sha256"):
         evaluate_model(str(folder), **kw)
     again = evaluate_model(str(folder), overwrite=True, **kw)[0]
     assert again["timing"]["items_resumed"] == 0 and again["timing"]["items_scored"] == 3
