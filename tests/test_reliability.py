@@ -341,6 +341,30 @@ def test_prompt_affecting_options_never_reuse(tmp_path, fixture_data, capsys, op
     assert json.loads(results[-1].read_text())["timing"]["items_resumed"] == 0
 
 
+def test_resume_rescores_only_the_partly_done_block(tmp_path, fixture_data, tiny_llama, monkeypatch):
+    """Several blocks per task: complete blocks are reused, a partly done one is scored again whole."""
+    from ancientbench.evaluation import evaluate_model, runner
+
+    monkeypatch.setattr(runner, "BLOCK_ITEMS", 4)  # 7 items: blocks t0-t3 and t4-t6
+
+    def run(out):
+        return evaluate_model(tiny_llama.model, tiny_llama.tokenizer, data=fixture_data, tasks=["cloze"], shots=2,
+                              batch_size=2, output_dir=out, progress=False)[2]
+
+    straight = run(tmp_path / "a")
+    pred = Path(straight["predictions_file"])
+    records = read_jsonl(pred)
+    assert len({r["block_sha256"] for r in records}) == 2
+    out = tmp_path / "b"
+    (out / pred.parent.name).mkdir(parents=True)
+    shutil.copy(pred.with_name("predictions_2shot.meta.json"), out / pred.parent.name)
+    (out / pred.parent.name / pred.name).write_text(  # t0-t3 and t4 stored, t5 and t6 not
+        "".join(json.dumps(r) + "\n" for r in records[:5]), encoding="utf-8")
+    resumed = run(out)
+    assert resumed["timing"]["items_resumed"] == 4 and resumed["timing"]["items_scored"] == 3
+    assert read_jsonl(resumed["predictions_file"]) == [dict(r) for r in records]  # every field, bit for bit
+
+
 def _interrupt_after(monkeypatch, n_calls):
     from ancientbench import scoring
 

@@ -244,8 +244,9 @@ def score_task(
 # ------------------------------------------------------------------------------------------- setting
 
 # Items per scoring block: the backend sorts and batches within a block only. Large enough that length
-# sorting keeps batches tight; small enough that a resume rescores little (at most one block per task).
-BLOCK_ITEMS = 256
+# sorting keeps batches tight (bundled set, 0-shot, batch 128: +1.2% padded tokens vs one sort per task; 256
+# would be +9%); small enough that a resume rescores little (at most one block per partly done task).
+BLOCK_ITEMS = 1024
 
 
 def _blocks(rows: Sequence[dict]) -> list[list[dict]]:
