@@ -473,8 +473,9 @@ _HOLDER = textwrap.dedent("""
 
 
 @case("output", "two runs into one `--output` at the same time",
-      "the second exits 2: `… is in use by another ancientbench run: pid N, started …, command …`")
-def test_two_runs_into_one_output_folder(tmp_path, capsys, fixture_data):
+      "the second exits 2 before its model loads: `… is in use by another ancientbench run: pid N on HOST, started …, "
+      "command: …`; a lock left by a killed run is taken over with a warning")
+def test_two_runs_into_one_output_folder(tmp_path, capsys, fixture_data, monkeypatch):
     out = tmp_path / "o"
     folder = out / "tiny-random"
     folder.mkdir(parents=True)
@@ -482,7 +483,11 @@ def test_two_runs_into_one_output_folder(tmp_path, capsys, fixture_data):
     holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(folder)], stdout=subprocess.PIPE, env=env, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
-        assert _cli(*_eval_args(fixture_data, out, "--limit", "2")) == 2
+        from ancientbench.evaluation import runner
+
+        with monkeypatch.context() as m:  # refused before the model loads
+            m.setattr(runner, "load_backend", lambda *a, **k: pytest.fail("model loaded"))
+            assert _cli(*_eval_args(fixture_data, out, "--limit", "2")) == 2
         err = capsys.readouterr().err
         assert "is in use by another ancientbench run" in err and f"pid {holder.pid}" in err and "started" in err
         assert "Traceback" not in err
@@ -493,6 +498,20 @@ def test_two_runs_into_one_output_folder(tmp_path, capsys, fixture_data):
     # the holder was killed: its lock is stale and the next run takes it over
     with pytest.warns(UserWarning, match=rf"stale lock.*pid {holder.pid}"):
         assert _cli(*_eval_args(fixture_data, out, "--limit", "2")) == 0
+
+
+def test_lock_taken_after_the_model_loads_refuses_too(tmp_path, fixture_data, monkeypatch):
+    """A run that starts between another's early check and its lock is refused when it takes the lock."""
+    from ancientbench.evaluation import evaluate_model
+    from ancientbench.evaluation.lock import OutputLock, OutputLockedError
+
+    monkeypatch.setattr(OutputLock, "check", lambda self: None)
+    with OutputLock(tmp_path / "o" / "tiny-random"):
+        with pytest.raises(OutputLockedError, match=rf"pid {os.getpid()} on .*, started .*, command: "):
+            evaluate_model("tiny-random", data=fixture_data, tasks=["cloze"], shots=0, limit=1,
+                           output_dir=tmp_path / "o", progress=False)
+    assert not list((tmp_path / "o" / "tiny-random").glob("predictions_*"))
+    assert not (tmp_path / "o" / "tiny-random" / ".ancientbench.lock.json").exists()  # released with its details
 
 
 # -------------------------------------------------------------------------------------------- commands

@@ -73,6 +73,22 @@ class OutputLock:
         tmp.replace(self.info_path)
         return self
 
+    def check(self) -> None:
+        """Raise :class:`OutputLockedError` now if another run holds the folder (nothing is written; used to
+        refuse before a model is loaded - the lock itself is taken later, by :meth:`acquire`)."""
+        from filelock import Timeout
+
+        if not (self.folder / LOCK_NAME).exists():
+            return
+        try:
+            self._lock.acquire(timeout=0)
+        except Timeout:
+            raise OutputLockedError(
+                f"{self.folder} is in use by another ancientbench run: {_describe(self._read_info())}; wait for it "
+                f"to finish or give another --output"
+            ) from None
+        self._lock.release()
+
     def release(self) -> None:
         if not self._lock.is_locked:
             return

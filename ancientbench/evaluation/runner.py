@@ -587,6 +587,12 @@ def evaluate_model(
         questions = expand_questions(questions)
     if output_dir is not None:
         check_writable(output_dir)
+        if isinstance(model, (str, Path)) and isinstance(backend, str):  # a run holding the folder: refuse now
+            from ..models import model_slug
+
+            slug = model_slug(TINY_RANDOM_NAME if backend == TINY_RANDOM_NAME else str(model))
+            for s in settings:
+                OutputLock(Path(output_dir) / s.output_name(slug)).check()
     owned = False
     if isinstance(backend, Backend):
         be, procs = backend, distributed.init()
