@@ -110,6 +110,21 @@ def test_duplicate_id_across_dev_files(tmp_path, capsys, no_model_load):
     assert "cloze/dev.jsonl, row 3, field 'id': duplicate id 'radical-d1'" in err and "radical/dev.jsonl, row 2" in err
 
 
+@case("question set", "same `id` in the test file of a task not selected (`--tasks radical`, the duplicate in cloze)",
+      "exit 2: duplicate id (a later `--tasks cloze` run into the same output would replace radical's record)")
+def test_duplicate_id_in_an_unselected_task_file(tmp_path, capsys, no_model_load):
+    data = write_fixture_dataset(tmp_path / "d", tasks=("radical", "cloze"), n_test=3)
+    path = data / "data" / "cloze" / "test.jsonl"
+    rows = read_jsonl(path)
+    rows[1]["id"] = "radical-t2"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    args = _eval_args(data, tmp_path / "o")
+    args[args.index("cloze")] = "radical"
+    assert _cli(*args) == 2
+    err = capsys.readouterr().err
+    assert "cloze/test.jsonl, row 2, field 'id': duplicate id 'radical-t2'" in err and "radical/test.jsonl, row 3" in err
+
+
 covered("question set", "same `id` twice in one JSONL question file (any tasks)",
         "error naming the file, both rows and field 'id'", "tests/test_schema.py::test_duplicate_id_names_both_rows")
 covered("question set", "same `id` in two task files of the human-baseline quiz folder",
