@@ -1,12 +1,14 @@
 """evaluate_model: results files, the paper's arithmetic, resume after interruption, data selection."""
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
 from ancientbench import scoring
 from ancientbench.dataset import load_questions
-from ancientbench.evaluation import ResumeError, build_results, evaluate_model, format_table
+from ancientbench.evaluation import build_results, evaluate_model, format_table
 from ancientbench.prompts import TEMPLATE_SHA256, TEMPLATE_VERSION
 from ancientbench.schema import DataError, write_jsonl
 from ancientbench.tasks import LETTERS
@@ -132,9 +134,13 @@ def test_resume_after_interruption_equals_an_uninterrupted_run(tiny_llama, fixtu
 
 
 def test_resume_refuses_another_setting_and_rescores_changed_data(tiny_qwen2, fixture_data, tmp_path):
-    run(tiny_qwen2, fixture_data, tmp_path, shots=(0,), tasks=["cloze"])
-    with pytest.raises(ResumeError, match="max_length"):
-        run(tiny_qwen2, fixture_data, tmp_path, shots=(0,), tasks=["cloze"], max_length=100)
+    first = run(tiny_qwen2, fixture_data, tmp_path, shots=(0,), tasks=["cloze"])[0]
+    with pytest.warns(UserWarning, match=r"another setting \(max_length: .* -> 90\); scoring every item again"):
+        other = run(tiny_qwen2, fixture_data, tmp_path, shots=(0,), tasks=["cloze"], max_length=90)[0]
+    assert other["timing"]["items_resumed"] == 0 and other["setting"]["max_length"] == 90
+    kept = sorted(p.name for p in Path(first["predictions_file"]).parent.glob("*.superseded-*"))
+    assert sorted(re.sub(r"superseded-\w+", "S", n) for n in kept) == [
+        "predictions_0shot.S.jsonl", "predictions_0shot.meta.S.json", "results_0shot.S.json"]  # set aside, not lost
     ok = run(tiny_qwen2, fixture_data, tmp_path, shots=(0,), tasks=["cloze"], max_length=100, overwrite=True)
     assert ok[0]["setting"]["max_length"] == 100 and ok[0]["timing"]["items_resumed"] == 0
 
@@ -266,9 +272,8 @@ def test_resume_refuses_a_model_whose_weights_changed_in_memory(tiny_qwen2, fixt
     with torch.no_grad():
         for p in lm.model.parameters():
             p.add_(torch.randn_like(p, generator=torch.Generator().manual_seed(1)))
-    with pytest.raises(ResumeError, match="weights_sha256"):
-        _eval_file(lm, tmp_path / "q.jsonl", out)
-    after = _eval_file(lm, tmp_path / "q.jsonl", out, overwrite=True)[0]
+    with pytest.warns(UserWarning, match="weights_sha256"):  # never reused: scored again
+        after = _eval_file(lm, tmp_path / "q.jsonl", out)[0]
     fresh = _eval_file(lm, tmp_path / "q.jsonl", None)[0]
     assert after["timing"]["items_scored"] == 4 and after["model"]["weights_sha256"] != before["model"]["weights_sha256"]
     logprobs = _flat(read_jsonl(after["predictions_file"]))

@@ -296,9 +296,10 @@ covered("model", "a model path that does not exist / a weights file instead of a
 
 
 @case("resume", "`chat_template.jinja` of a local model folder edited between two `--chat` runs",
-      "refused, naming `tokenizer_sha256` and `chat_template_sha256` (never reused; `--overwrite` rescores)")
+      "never reused: a warning names `chat_template_sha256` and `tokenizer_sha256`, the old files are set aside "
+      "(`*.superseded-<time>.*`), every item is scored again")
 def test_chat_template_edit_is_another_setting(tmp_path, fixture_data, tiny_qwen2):
-    from ancientbench.evaluation import ResumeError, evaluate_model
+    from ancientbench.evaluation import evaluate_model
 
     folder = _model_folder(tmp_path, tiny_qwen2)
     (folder / "chat_template.jinja").write_text(
@@ -309,16 +310,17 @@ def test_chat_template_edit_is_another_setting(tmp_path, fixture_data, tiny_qwen
     assert evaluate_model(str(folder), **kw)[0]["timing"]["items_scored"] == 3
     (folder / "chat_template.jinja").write_text(
         (folder / "chat_template.jinja").read_text(encoding="utf-8").replace("assistant", "model"), encoding="utf-8")
-    with pytest.raises(ResumeError, match=r"chat_template_sha256: '[0-9a-f]+' -> '[0-9a-f]+'.*tokenizer_sha256"):
-        evaluate_model(str(folder), **kw)
-    again = evaluate_model(str(folder), overwrite=True, **kw)[0]
+    with pytest.warns(UserWarning, match=r"chat_template_sha256: '[0-9a-f]+' -> '[0-9a-f]+'.*tokenizer_sha256"):
+        again = evaluate_model(str(folder), **kw)[0]
     assert again["timing"]["items_resumed"] == 0 and again["timing"]["items_scored"] == 3
+    kept = list(Path(again["predictions_file"]).parent.glob("predictions_0shot.superseded-*.jsonl"))
+    assert len(kept) == 1 and len(read_jsonl(kept[0])) == 3  # the old predictions are kept, not dropped
 
 
 @case("resume", "generation config of a model changed between two generate-mode runs (model in memory or Hub id)",
-      "refused, naming `generation_config_sha256`")
+      "never reused: a warning names `generation_config_sha256`; every item is scored again")
 def test_generation_config_is_in_the_fingerprint(tmp_path, fixture_data, tiny_qwen2):
-    from ancientbench.evaluation import ResumeError, evaluate_model
+    from ancientbench.evaluation import evaluate_model
 
     kw = dict(data=fixture_data, tasks=["cloze"], shots=0, limit=2, output_dir=tmp_path / "out", progress=False,
               mode="generate", max_new_tokens=4)
@@ -327,17 +329,19 @@ def test_generation_config_is_in_the_fingerprint(tmp_path, fixture_data, tiny_qw
     evaluate_model(model, tok, **kw)
     try:
         model.generation_config.repetition_penalty = 1.3
-        with pytest.raises(ResumeError, match="generation_config_sha256"):
-            evaluate_model(model, tok, **kw)
+        with pytest.warns(UserWarning, match="generation_config_sha256"):
+            assert evaluate_model(model, tok, **kw)[0]["timing"]["items_resumed"] == 0
     finally:
         model.generation_config.repetition_penalty = old
-    assert evaluate_model(model, tok, **kw)[0]["timing"]["items_resumed"] == 2
+    with pytest.warns(UserWarning, match="generation_config_sha256"):  # and back
+        evaluate_model(model, tok, **kw)
+    assert evaluate_model(model, tok, **kw)[0]["timing"]["items_resumed"] == 2  # unchanged: reused
 
 
 @pytest.mark.parametrize("option,value", [("--letter-style", "space"), ("--shots", "2"), ("--mode", "ppl"),
                                           ("--max-length", "300"), ("--chat", None), ("--circular", None)])
 @case("resume", "any prompt-affecting option changed (`--letter-style`, `--shots`, `--mode`, `--max-length`, `--chat`, `--circular`)",
-      "never reused: another output folder / predictions file, or refused naming the option")
+      "never reused: another output folder / predictions file, or a warning naming the option and all scored again")
 def test_prompt_affecting_options_never_reuse(tmp_path, fixture_data, capsys, option, value):
     out = tmp_path / "o"
     assert _cli(*_eval_args(fixture_data, out, "--limit", "2")) == 0
@@ -346,13 +350,12 @@ def test_prompt_affecting_options_never_reuse(tmp_path, fixture_data, capsys, op
         args[args.index("--shots") + 1] = value
     else:
         args += [option] + ([value] if value else [])
-    rc = _cli(*args)
-    err = capsys.readouterr().err
-    if rc == 2:
-        assert option.lstrip("-").replace("-", "_") in err
-        return
-    assert rc == 0
-    results = sorted(out.rglob("results_*.json"), key=os.path.getmtime)
+    if option == "--max-length":  # the same folder and file: the warning names it
+        with pytest.warns(UserWarning, match=r"another setting \(max_length: "):
+            assert _cli(*args) == 0
+    else:
+        assert _cli(*args) == 0
+    results = sorted(out.rglob("results_*shot.json"), key=os.path.getmtime)
     assert json.loads(results[-1].read_text())["timing"]["items_resumed"] == 0
 
 
@@ -432,12 +435,13 @@ def test_resumed_logprobs_are_bit_identical(tmp_path, fixture_data, tiny_llama, 
 covered("resume", "a run killed mid-write (torn last line)", "the fragment is cut; the run resumes and equals an uninterrupted one",
         "tests/test_evaluation.py::test_resume_after_interruption_equals_an_uninterrupted_run")
 covered("resume", "another setting (`--max-length`) into the same predictions file",
-        "refused, naming the field: `max_length: … -> …`; `--overwrite` replaces", "tests/test_evaluation.py::test_resume_refuses_another_setting_and_rescores_changed_data")
-covered("resume", "weights of a model in memory changed between runs", "refused, naming `weights_sha256`",
+        "a warning naming `max_length: … -> …`; the old predictions, sidecar and results set aside as `*.superseded-<time>.*`; all scored again",
+        "tests/test_evaluation.py::test_resume_refuses_another_setting_and_rescores_changed_data")
+covered("resume", "weights of a model in memory changed between runs", "a warning naming `weights_sha256`; all scored again",
         "tests/test_evaluation.py::test_resume_refuses_a_model_whose_weights_changed_in_memory")
 covered("resume", "items edited under the same id / other few-shot exemplars", "those items scored again (warning), the others reused",
         "tests/test_evaluation.py::test_resume_never_reuses_predictions_of_other_questions")
-covered("resume", "tokenizer files of a local model folder edited", "refused, naming `tokenizer_sha256`",
+covered("resume", "tokenizer files of a local model folder edited", "a warning naming `tokenizer_sha256`; all scored again",
         "tests/test_modes.py::test_resume_covers_mode_and_the_tokenizer_files")
 
 

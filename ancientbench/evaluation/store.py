@@ -1,11 +1,13 @@
-"""Predictions on disk: the append-only predictions JSONL, its sidecar fingerprint, and the item hashes that
-decide which stored predictions a resumed run may keep (see ``docs/evaluation.md``)."""
+"""Predictions on disk: the append-only predictions JSONL, its sidecar fingerprint (another setting sets the old
+files aside), ``--repair`` of corrupt lines, and the item hashes that decide which stored predictions a resumed
+run may keep (see ``docs/evaluation.md``)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import time
 import warnings
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -18,7 +20,7 @@ RESULTS_FORMAT = 1
 FINGERPRINT_DEFAULTS = {"backend": "hf", "mode": "letter"}
 
 class ResumeError(AncientBenchError, RuntimeError):
-    """Existing predictions were made under a different setting or data; they are never mixed in."""
+    """Stored predictions that cannot be read back (a corrupt line or sidecar, a file without its sidecar)."""
 
 
 HASH_CHARS = 16  # 64 bits of sha256: plenty to tell the items of one id apart
@@ -95,12 +97,13 @@ class PredictionStore:
             old = meta.get("fingerprint", {})
             old, new = {**FINGERPRINT_DEFAULTS, **old}, {**FINGERPRINT_DEFAULTS, **self.fingerprint}
             diff = [k for k in sorted({*old, *new}) if old.get(k) != new.get(k)]
-            if diff:
+            if diff:  # made under another setting: never reused, never deleted - set aside, and all scored again
                 detail = "; ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in diff)
-                raise ResumeError(
-                    f"{self.path} holds predictions of another setting ({detail}); "
-                    f"use --overwrite to replace them or another --output"
-                )
+                kept = self._set_aside()
+                warnings.warn(
+                    f"{self.path} holds predictions of another setting ({detail}); scoring every item again "
+                    f"(the old files are kept as {', '.join(p.name for p in kept)})", stacklevel=3)
+                return {}
             # a changed data file is no error: every record carries its item's hash and is checked by the caller
             self.files_sha256 = {**meta.get("files_sha256", {}), **self.files_sha256}
             self.letter_token_ids = meta.get("letter_token_ids")
@@ -117,6 +120,20 @@ class PredictionStore:
                     continue
                 done[rec["id"]] = rec
         return done
+
+    def _set_aside(self) -> list[Path]:
+        """Rename this setting's files (predictions, sidecar, part files, results) to ``<stem>.superseded-<UTC
+        time><suffix>``: kept for the record, out of the way of resume and of report's ``results_*shot.json``."""
+        from .results import results_path  # (results imports this module)
+
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        moved = []
+        for p in (self.path, self.meta_path, *self.part_paths(), results_path(self.path)):
+            if p.exists():
+                target = p.with_name(f"{p.stem}.superseded-{stamp}{p.suffix}")
+                p.replace(target)
+                moved.append(target)
+        return moved
 
     def _read(self, path: Path) -> list[dict]:
         done: list[dict] = []
