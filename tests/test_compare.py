@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from ancientbench import compare
+from ancientbench.reports import compare
 from results_fixtures import row, write_run
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from ancientbench import scoring
 from ancientbench.dataset import load_questions
-from ancientbench.evaluation import build_results, evaluate_model, format_table
+from ancientbench.evaluation import build_results, evaluate_model
+from ancientbench.reports.table import results_table
 from ancientbench.prompts import TEMPLATE_SHA256, TEMPLATE_VERSION
 from ancientbench.schema import DataError, write_jsonl
 from ancientbench.tasks import LETTERS
@@ -185,7 +186,7 @@ def test_task_selection_and_missing_data(tiny_qwen2, fixture_data):
 
 def test_table_has_the_papers_shape(tiny_qwen2, fixture_data):
     res = run(tiny_qwen2, fixture_data, limit=2)
-    table = format_table(list(res.values()))
+    table = results_table(list(res.values()))
     lines = table.splitlines()
     assert lines[0].split() == ["model", "setting", "Glyph", "Pronunciation", "Meaning", "Context", "Average"]
     assert "0-shot" in lines[2] and "5-shot" in lines[3]

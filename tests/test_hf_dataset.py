@@ -25,6 +25,13 @@ PRESENT = card.present_configs(DATASET)  # configs with data files
 LISTED = card.card_configs(DATASET)
 
 
+def expected_split(config: str, split: str) -> list[dict]:
+    """What load_dataset must return for a config: its files, or for "all" every task's in registry order."""
+    if config == card.ALL_CONFIG:
+        return [row for t in PRESENT for row in load_split(DATASET, t, split)]
+    return load_split(DATASET, config, split)
+
+
 def make_folder(root: Path, tasks=("radical", "cloze", "homophone"), n_test=6, n_dev=5) -> Path:
     folder = root / "ancientbench"
     for t in tasks:
@@ -49,19 +56,26 @@ def parse_header(text: str) -> dict:
 
 def check_yaml_against_files(meta: dict, folder: Path, configs: list[str]) -> None:
     names = [c["config_name"] for c in meta["configs"]]
-    assert names == configs
+    with_all = configs + ([card.ALL_CONFIG] if len(configs) > 1 else [])
+    assert names == with_all
     for c in meta["configs"]:
         assert [f["split"] for f in c["data_files"]] == list(SPLITS), c["config_name"]
         for f in c["data_files"]:
+            if c["config_name"] == card.ALL_CONFIG:
+                assert f["path"] == [f"data/{t}/{f['split']}.jsonl" for t in configs]
+                continue
             assert f["path"] == f"data/{c['config_name']}/{f['split']}.jsonl"
             assert (folder / f["path"]).is_file(), f["path"]
     defaults = [c["config_name"] for c in meta["configs"] if c.get("default")]
     assert defaults == (["cloze"] if "cloze" in configs else configs[:1])
-    assert [i["config_name"] for i in meta["dataset_info"]] == configs
+    assert [i["config_name"] for i in meta["dataset_info"]] == with_all
     for info in meta["dataset_info"]:
         assert [(f["name"], f["dtype"]) for f in info["features"]] == [(f, "string") for f in FIELDS], info["config_name"]
+        for split in info["splits"]:  # every split names its bytes and rows (datasets warns on each one that does not)
+            assert split["num_bytes"] > 0 and split["num_examples"] > 0, (info["config_name"], split)
+        assert info["dataset_size"] == sum(s["num_bytes"] for s in info["splits"])
     assert meta["license"] == "apache-2.0"
-    assert meta["language"] == ["zh"]
+    assert meta["language"] == ["zh", "lzh"]
     assert meta["task_categories"] == ["multiple-choice", "question-answering"]
     assert meta["pretty_name"] == "AncientBench"
 
@@ -76,7 +90,7 @@ def test_generator_yaml_and_tables(tmp_path):
     check_yaml_against_files(meta, folder, ["radical", "homophone", "cloze"])  # registry order, not argument order
     assert meta["size_categories"] == ["n<1K"]
     header = card.yaml_header(text)
-    assert header.count("&features") == 1 and header.count("*features") == 2  # one shared features block
+    assert header.count("&features") == 1 and header.count("*features") == 3  # one shared features block (3 configs + all)
     counts = card.generated_block(text, "counts")
     assert "| `radical` | Radical (部首) | Glyph (字形) | 6 | 5 | excavated 2 |" in counts
     assert "| **total** | 3 of 10 configs | | **18** | **15** | |" in counts
@@ -101,7 +115,7 @@ def test_generator_keeps_prose_and_check_detects_stale_card(tmp_path, capsys):
     assert card.main(["--folder", str(folder)]) == 0
     text = path.read_text(encoding="utf-8")
     assert "Hand-written limitations paragraph." in text
-    assert [c["config_name"] for c in parse_header(text)["configs"]] == ["radical", "translation"]
+    assert [c["config_name"] for c in parse_header(text)["configs"]] == ["radical", "translation", "all"]
     assert card.main(["--folder", str(folder), "--check"]) == 0
 
 
@@ -121,7 +135,7 @@ def test_synthetic_folder_loads_by_name_and_path(tmp_path, monkeypatch):
     folder = make_folder(tmp_path)
     (folder / "README.md").write_text(card.render_card(folder), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    assert datasets.get_dataset_config_names("ancientbench") == ["radical", "homophone", "cloze"]
+    assert datasets.get_dataset_config_names("ancientbench") == ["radical", "homophone", "cloze", "all"]
     ds = datasets.load_dataset("ancientbench", "homophone")
     assert {s: ds[s].num_rows for s in ds} == {"test": 6, "dev": 5}
     assert datasets.load_dataset(str(folder))["test"][0]["task"] == "cloze"  # the default config
@@ -171,7 +185,7 @@ def test_load_dataset_by_name_from_repo_root(config, monkeypatch):
     ds = datasets.load_dataset("ancientbench", config)
     assert sorted(ds) == ["dev", "test"]
     for split in SPLITS:
-        assert ds[split].to_list() == load_split(DATASET, config, split)
+        assert ds[split].to_list() == expected_split(config, split)
         assert list(ds[split].features) == list(FIELDS)
 
 
@@ -184,7 +198,7 @@ def test_load_dataset_by_path_from_another_directory(config, tmp_path, monkeypat
     assert list(builder.info.features) == list(FIELDS)  # from the card's YAML, before any file is read
     assert all(v.dtype == "string" for v in builder.info.features.values())
     ds = datasets.load_dataset(ancientbench.DATASET_PATH, config)
-    assert {s: ds[s].num_rows for s in ds} == {s: len(load_split(DATASET, config, s)) for s in SPLITS}
+    assert {s: ds[s].num_rows for s in ds} == {s: len(expected_split(config, s)) for s in SPLITS}
 
 
 def test_config_names_and_default():
@@ -195,3 +209,29 @@ def test_config_names_and_default():
     assert datasets.get_dataset_config_names(ancientbench.DATASET_PATH) == LISTED
     if "cloze" in LISTED:
         assert datasets.load_dataset(ancientbench.DATASET_PATH, split="dev")[0]["task"] == "cloze"
+
+
+def test_load_dataset_of_every_config_says_nothing(tmp_path, monkeypatch, caplog):
+    """No warning and no log line at WARNING or above from datasets for any config (a card whose splits lack
+    num_bytes made every load print "Ignoring part of dataset_info ... malformed" three times)."""
+    import logging
+    import warnings
+
+    import datasets
+
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.WARNING):
+        warnings.simplefilter("always")
+        for config in LISTED:
+            datasets.load_dataset(ancientbench.DATASET_PATH, config, cache_dir=str(tmp_path / "cache"))
+    assert [str(w.message) for w in caught] == []
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+def test_all_config_holds_every_task():
+    import datasets
+
+    ds = datasets.load_dataset(ancientbench.DATASET_PATH, card.ALL_CONFIG, split="test")
+    assert ds.num_rows == sum(len(load_split(DATASET, t, "test")) for t in PRESENT)
+    assert sorted(set(ds["task"])) == sorted(PRESENT)

@@ -70,7 +70,7 @@ def test_installed_wheel_loads_metric_and_dataset_from_elsewhere(wheel_install):
     _, site, root = wheel_install
     work = root / "elsewhere"
     work.mkdir()
-    configs = card_configs(REPO / "ancientbench")  # what load_dataset offers from the installed card
+    configs = [c for c in card_configs(REPO / "ancientbench") if c != "all"]  # what load_dataset offers from the installed card
     script = textwrap.dedent(
         """
         import json, sys
@@ -124,7 +124,8 @@ def sdist_venv(tmp_path_factory):
     vsite = Path(subprocess.run([vpy, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], check=True, capture_output=True, text=True).stdout.strip())
     (vsite / "_ancientbench_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
     # pip run by the new venv's own python (pip itself comes through the .pth), so scripts point at that python
-    subprocess.run([vpy, "-m", "pip", "--disable-pip-version-check", "-q", "install", "--no-deps", "--no-index", str(wheel)], check=True)
+    # --ignore-installed: pip sees the checkout's editable install through the .pth and must not uninstall it
+    subprocess.run([vpy, "-m", "pip", "--disable-pip-version-check", "-q", "install", "--no-deps", "--no-index", "--ignore-installed", str(wheel)], check=True)
     return sdist, venv, root
 
 
@@ -162,3 +163,6 @@ def test_sdist_wheel_in_a_fresh_venv_runs_the_readme_calls(sdist_venv):
     assert Path(out["package"]).resolve().is_relative_to(venv.resolve())  # the installed wheel, not the checkout
     assert out["rows"] == len(load_split(REPO / "ancientbench", "cloze", "test")) and out["average"] == 1.0
     assert list((work / "results").rglob("results_0shot.json"))
+    # the fresh venv's install left this environment's own ancientbench alone
+    here = subprocess.run([sys.executable, "-c", "import ancientbench; print(ancientbench.__file__)"], cwd=work, capture_output=True, text=True)
+    assert here.returncode == 0 and not Path(here.stdout.strip()).resolve().is_relative_to(venv.resolve()), here.stderr[-2000:]

@@ -278,9 +278,9 @@ def test_quiz_in_headless_chromium(dataset, tmp_path):
     assert {p["id"]: p["pred"] for p in preds} == answered
     assert all(p["seconds"] is not None and p["seconds"] >= 0 for p in preds)
     # and report shows it as the Human row
-    from ancientbench import report
+    from ancientbench.reports import results
 
-    r = report.load_result(out / "Human" / "results_0shot.json")
+    r = results.load_result(out / "Human" / "results_0shot.json")
     assert r.is_human and r.figures["micro_accuracy"] == pytest.approx(0.5)
 
 

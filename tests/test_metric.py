@@ -287,3 +287,12 @@ def test_load_by_relative_path_from_repo_root_and_by_metric_path_elsewhere(tmp_p
     assert Path(ancientbench.METRIC_PATH, "ancientbench_metric.py").is_file()
     args = {"predictions": PRED, "references": GOLD, "tasks": TASKS, "n_resamples": 200}
     assert by_rel.compute(**args) == by_abs.compute(**args)
+
+
+def test_metric_card_examples_hold(metric):
+    card = (Path(ancientbench.METRIC_PATH) / "README.md").read_text(encoding="utf-8")
+    assert "## Examples" in card and "## Further References" in card and "2512.17756" in card
+    r = metric.compute(predictions=["A", 1, None], references=["A", "B", "C"], tasks=["radical", "cloze", "cloze"], n_resamples=0)
+    assert (r["average"], r["n"], r["complete"]) == (0.75, 3, False)
+    r = metric.compute(predictions=["B"] * 10, references=["B"] * 10, tasks=list(TASK_NAMES))
+    assert (r["average"], r["complete"], r["ci"]["average"]) == (1.0, True, [1.0, 1.0])

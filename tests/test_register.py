@@ -46,11 +46,12 @@ def test_load_dataset_by_bare_name_from_any_folder_every_config(registered):
     hf_home, elsewhere = registered
     out = _py(
         "import datasets, json; from ancientbench.tasks import TASK_NAMES; "
-        "print(json.dumps({c: datasets.load_dataset('ancientbench', c)['test'].num_rows for c in TASK_NAMES}))",
+        "print(json.dumps({c: datasets.load_dataset('ancientbench', c)['test'].num_rows for c in [*TASK_NAMES, 'all']}))",
         elsewhere, hf_home,
     )
     sizes = json.loads(out.strip().splitlines()[-1])
-    assert set(sizes) == set(TASK_NAMES) and all(n > 0 for n in sizes.values())
+    assert set(sizes) == {*TASK_NAMES, "all"} and all(n > 0 for n in sizes.values())
+    assert sizes["all"] == sum(sizes[t] for t in TASK_NAMES)
 
 
 def test_without_registration_the_bare_metric_name_is_not_found(tmp_path):

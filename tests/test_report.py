@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from ancientbench import report
+from ancientbench.reports import plots, report
+from ancientbench.reports import results as rs
 from results_fixtures import task_rows, write_run
 
 
@@ -157,8 +158,8 @@ def test_duplicate_labels_are_told_apart(tmp_path):
     data = json.loads(p.read_text())
     data["setting"]["chat"] = True
     p.write_text(json.dumps(data))
-    results = [report.load_result(f) for f in report.collect_result_files([res])]
-    report.label_results(results)
+    results = [rs.load_result(f) for f in rs.collect_result_files([res])]
+    rs.label_results(results)
     assert sorted(r.label for r in results) == ["m", "m (chat)"]
 
 
@@ -177,7 +178,7 @@ def test_run_items_null_answers_and_relative_predictions_path(tmp_path, monkeypa
     data["predictions_file"] = "out/m/predictions_0shot.jsonl"  # as written by a run started in tmp_path
     path.write_text(json.dumps(data))
     monkeypatch.chdir(tmp_path.parent)  # elsewhere: the file is found beside the results file
-    r = report.load_result(path)
+    r = rs.load_result(path)
     assert [p["id"] for p in r.predictions] == ["cloze-0", "cloze-1", "cloze-2"]
     assert r.figures["tasks"]["cloze"]["correct"] == 2 and set(r.figures["tasks"]) == {"cloze"}
     assert run_report([str(path), "--out", str(tmp_path / "rep"), "--no-plots", "--resamples", "50"]) == 0
@@ -206,15 +207,15 @@ def test_circular_runs_get_their_own_section(tmp_path):
 def test_plots_without_a_cjk_font_use_english_labels(runs, tmp_path, monkeypatch):
     from PIL import Image
 
-    monkeypatch.setattr(report, "plot_labels_cjk", lambda: None)
-    assert report._label("字形", "Glyph", None) == "Glyph" and report._label("字形", "Glyph", "X") == "字形\nGlyph"
-    results = [report.load_result(p) for p in report.collect_result_files([runs])]
-    report.label_results(results)
+    monkeypatch.setattr(plots, "plot_labels_cjk", lambda: None)
+    assert plots._label("字形", "Glyph", None) == "Glyph" and plots._label("字形", "Glyph", "X") == "字形\nGlyph"
+    results = [rs.load_result(p) for p in rs.collect_result_files([runs])]
+    rs.label_results(results)
     for r in results:
         r.ci = {}
     rows = report.sort_rows([r for r in results if r.shots == 0])
-    report.radar_plot(rows, tmp_path / "r.png", "t")
-    report.task_bar_plot(rows, tmp_path / "b.png", "t")
+    plots.radar_plot(rows, tmp_path / "r.png", "t")
+    plots.task_bar_plot(rows, tmp_path / "b.png", "t")
     for name in ("r.png", "b.png"):
         with Image.open(tmp_path / name) as im:
             assert im.format == "PNG"
@@ -226,7 +227,7 @@ def test_a_cjk_font_is_found_when_installed():
     installed = [f for f in fm.findSystemFonts() if "wqy" in f.lower() or "notosanscjk" in f.lower().replace("-", "")]
     if not installed:
         pytest.skip("no CJK font installed (scripts/install.sh installs Debian fonts-wqy-microhei)")
-    assert report.plot_labels_cjk() is not None
+    assert plots.plot_labels_cjk() is not None
 
 
 def _text_outside_canvas(fig) -> list[str]:
@@ -260,8 +261,8 @@ def _scored(seed: int, n: int = 60) -> list[dict]:
 
 
 def _rows_with_twins(runs):
-    results = [report.load_result(p) for p in report.collect_result_files([runs])]
-    report.label_results(results)
+    results = [rs.load_result(p) for p in rs.collect_result_files([runs])]
+    rs.label_results(results)
     rows = report.sort_rows([r for r in results if r.shots == 0])
     twin = copy.copy(rows[0])
     twin.label = rows[0].label + " copy"  # identical figures: its radar line coincides with the original's
@@ -271,12 +272,12 @@ def _rows_with_twins(runs):
 def test_every_plot_keeps_its_text_on_the_canvas(runs):
     import matplotlib.pyplot as plt
 
-    from ancientbench import calibration
+    from ancientbench.reports import calibration
 
     rows = _rows_with_twins(runs)
     figures = {
-        "radar": report.radar_figure(rows, "AncientBench, zero-shot (a long title to test the margins)"),
-        "bars": report.task_bar_figure(rows, "AncientBench per task, zero-shot"),
+        "radar": plots.radar_figure(rows, "AncientBench, zero-shot (a long title to test the margins)"),
+        "bars": plots.task_bar_figure(rows, "AncientBench per task, zero-shot"),
         "reliability": calibration.reliability_figure(
             [(f"model {k} with a long name", _scored(seed=k)) for k in range(4)], bins=10, title="Reliability, zero-shot"
         ),
@@ -290,7 +291,7 @@ def test_radar_chance_ring_is_off_the_grid_and_twins_are_named(runs):
     import matplotlib.pyplot as plt
 
     rows = _rows_with_twins(runs)
-    fig = report.radar_figure(rows, "t")
+    fig = plots.radar_figure(rows, "t")
     ax = fig.axes[0]
     assert 25 not in [round(t) for t in ax.get_yticks()]  # no gridline under the chance ring
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
@@ -298,3 +299,12 @@ def test_radar_chance_ring_is_off_the_grid_and_twins_are_named(runs):
     lines = [ln for ln in ax.get_lines() if ln.get_label() in (rows[0].label, labels[-1])]
     assert len({(ln.get_marker(), ln.get_linestyle()) for ln in lines}) == 2  # coinciding lines drawn differently
     plt.close(fig)
+
+
+def test_the_same_model_in_two_modes_gets_two_labels(runs):
+    results = [rs.load_result(p) for p in rs.collect_result_files([runs])]
+    good = [r for r in results if r.label == "" and r.shots == 0 and "good" in str(r.data["model"]["name_or_path"])][0]
+    twin = copy.deepcopy(good)
+    twin.data["setting"]["mode"] = "generate"
+    rs.label_results([good, twin])
+    assert good.label == "good" and twin.label == "good (generate mode)" and good.model_key != twin.model_key

@@ -104,7 +104,7 @@ def test_variant_answers_and_distractors_check_against_shuowen(variants, sw):
 
 
 def test_variants_pass_the_audit(variants):
-    from ancientbench import audit
+    from ancientbench.quality import audit
 
     out, _ = variants
     report = audit.audit_folder(out, sources_dir=SOURCES)
@@ -113,7 +113,7 @@ def test_variants_pass_the_audit(variants):
 
 
 def test_agreement_with_committed_answers(sw, capsys):
-    from ancientbench import audit
+    from ancientbench.quality import audit
 
     for task in ("phonetic_radical", "radical", "pronunciation"):
         if not split_file(DATASET_PATH, task, "test").is_file():

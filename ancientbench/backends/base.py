@@ -251,7 +251,7 @@ BACKEND_HELP: dict[str, str] = {
     "hf": "transformers model in this process (Hub id or local folder): letter, ppl, generate",
     "tiny-random": "built-in random-weight smoke model (chance level), the hf backend on a tiny model",
     "openai": "any OpenAI-compatible server (--base-url; key from $OPENAI_API_KEY): letter where the server "
-              "returns logprobs, generate",
+              "returns logprobs, ppl where it echoes prompt logprobs (vLLM, SGLang), generate",
     "vllm": "vLLM in this process (pip install ancientbench[vllm], GPU): letter, ppl, generate",
 }
 

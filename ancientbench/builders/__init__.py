@@ -44,7 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("tasks", nargs="*", metavar="TASK", help=f"tasks or competencies to build (default: all): {', '.join(TASK_NAMES)}")
     p.add_argument("--out", default=None, help="dataset folder to write into (default: the package's own dataset folder)")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed for option order and sampling (default %(default)s)")
-    p.add_argument("--sources", default=str(DEFAULT_SOURCES_DIR), help="folder holding npm sources (default %(default)s)")
+    p.add_argument("--sources", default=None, metavar="DIR",
+                   help="folder holding the npm sources (default: $ANCIENTBENCH_SOURCES, else .sources/ in the checkout, where scripts/install.sh puts them)")
     p.add_argument("--shuowen", default=None, metavar="DIR", help="說文 data folder: also build the paper-faithful 說文 variant configs")
     p.add_argument("--parallel-corpus", default=None, metavar="DIR", help="古文/现代文 parallel corpus: build a user translation config")
 
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out or DATASET_PATH)
     ctx = BuildContext(
         seed=args.seed,
-        sources_dir=Path(args.sources),
+        sources_dir=Path(args.sources) if args.sources else DEFAULT_SOURCES_DIR,
         shuowen_dir=Path(args.shuowen) if args.shuowen else None,
         parallel_corpus=Path(args.parallel_corpus) if args.parallel_corpus else None,
     )

@@ -6,7 +6,7 @@ A *known* character is a 廣韻 headword that is either attested in the chinese-
 kUnihanCore2020 character for a traditional-script region (H or T), and that is not a simplified-only
 form (Unihan kTraditionalVariant), a graph OpenCC s2t rewrites that is not a Taiwan core character
 (况, 从, 礼), or a compatibility ideograph. Frequencies are the classics corpus
-counts (the same ones :mod:`ancientbench.audit` uses for its frequency strategies), with Unihan
+counts (the same ones :mod:`ancientbench.quality.strategies` use for its frequency strategies), with Unihan
 ``kFrequency`` as a tie-break for characters the corpus lacks. The builders choose among checked
 distractor triples with :func:`ancientbench.builders.debias.pick_balanced`, so that the audit's surface
 strategies *and* task-specific ones stay at chance.
@@ -33,12 +33,16 @@ class Sources:
     def known(self) -> frozenset[str]:
         core = self.u.core_chars("HT")
         attested = self.corpus.attested_chars()
+        return frozenset(ch for ch in self.traditional_headwords if ch in core or ch in attested)
+
+    @cached_property
+    def traditional_headwords(self) -> frozenset[str]:
+        """廣韻 headwords in the unified blocks that are not simplified-only or OpenCC-rewritten forms (the
+        known characters without the familiarity condition: a wider pool for distractors)."""
         out = set()
         for ch in self.g.chars():
             if not (0x4E00 <= ord(ch) <= 0x9FFF or 0x3400 <= ord(ch) <= 0x4DBF or 0x20000 <= ord(ch) <= 0x3FFFF):
                 continue  # compatibility ideographs and anything outside the unified blocks
-            if ch not in core and ch not in attested:
-                continue
             if self.u.is_simplified_only(ch):
                 continue
             if classics.to_traditional(ch) != ch and "T" not in self.u.core_sources(ch):
@@ -49,7 +53,7 @@ class Sources:
     @cached_property
     def audit_freq(self):
         """The audit's Frequencies over the classics (for :func:`ancientbench.builders.debias.pick_balanced`)."""
-        from ..audit import Frequencies
+        from ..quality.strategies import Frequencies
 
         counts = {ch: self.corpus.frequency(ch) for ch in self.corpus.char_freq}
         return Frequencies(counts, f"classics corpus ({classics.SOURCE_LABEL})")

@@ -239,7 +239,7 @@ def build(ctx: BuildContext) -> BuildResult:
             continue
         final.append(v)
     verified = final
-    from ..audit import Frequencies
+    from ..quality.strategies import Frequencies
     from .debias import pick_balanced
 
     fobj = Frequencies(freq, "classics")

@@ -1,20 +1,90 @@
-"""Choosing among valid distractor sets so that no surface strategy beats chance.
+"""Choosing among valid distractor sets so that no shortcut strategy beats chance.
 
 Owns one greedy selector shared by the builders: each item comes with several distractor triples that
 have all passed the task's checker; the selector picks, item by item, the triple that keeps the running
-accuracy of every trivial strategy of :mod:`ancientbench.audit` (longest option, most frequent character,
-overlap with the question, unigram LM, and their reverses) closest to chance (25%). The choice depends
-only on the option *set*; letters are assigned later by :func:`~ancientbench.builders.common.place_options`.
+accuracy of every strategy closest to chance (25%). With ``task=`` the strategies are all of
+:mod:`ancientbench.quality.strategies` (form, Mandarin, glyph; option recurrence from running counts);
+without it, data version 1's form strategies (``BALANCED_V1``), so builders not yet moved rebuild their
+files unchanged. The choice depends only on the option *set*; letters are assigned later by
+:func:`~ancientbench.builders.common.place_options`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from ..audit import STRATEGIES, Frequencies, credits, strategy_credit
+from ..quality.strategies import (
+    BALANCED_V1,
+    STRATEGIES,
+    Context,
+    Frequencies,
+    Item,
+    credits,
+    credits_v1,
+    strategy_credit,
+)
 
 ExtraStrategy = Callable[[str, Sequence[str]], Sequence[float]]  # (question, options) -> a score per option
+
+
+class Balancer:
+    """The greedy selector's state, for builders that choose item by item (e.g. to draw each item's
+    distractors from characters no earlier item used): ``choose(question, answer, alternatives)`` returns the
+    index of the chosen triple (or -1: every triple breaks ``max_option_uses``) and records it.
+    The arguments are those of :func:`pick_balanced`."""
+
+    def __init__(self, freq: Frequencies, *, prefer_first: float = 0.0, strategies=None,
+                 extra: Mapping[str, ExtraStrategy] | None = None, task: str | None = None,
+                 weights: Mapping[str, float] | None = None, max_option_uses: int | None = None):
+        self.freq, self.prefer_first, self.task = freq, prefer_first, task
+        self.extra = extra or {}
+        self.weights = weights or {}
+        self.max_option_uses = max_option_uses
+        if task is not None:
+            self.v2 = list(strategies or STRATEGIES)
+            self.v1 = {}
+            self.ctx = Context(freq)
+        else:
+            self.v2 = []
+            self.v1 = strategies or BALANCED_V1  # e.g. BALANCED_V1_WITH_CENTRAL to balance option similarity too
+        clash = sorted(set(self.v2 or self.v1) & set(self.extra))
+        if clash:
+            raise ValueError(f"extra strategies {clash} have the names of audit strategies")
+        self.names = [*(self.v2 or self.v1), *self.extra]
+        self.totals: Counter = Counter()
+        self.uses: Counter = Counter()  # how many chosen items each option string is in
+        self.done = 0  # items given a triple so far
+        self.seen = 0
+
+    def choose(self, question: str, answer: str, alternatives: Sequence[tuple[str, str, str]]) -> int:
+        self.seen += 1
+        if not alternatives:
+            raise ValueError(f"item {self.seen}: no distractor alternatives to choose from")
+        best_i, best_cost, best_credit = -1, None, None
+        for i, triple in enumerate(alternatives):
+            if self.max_option_uses is not None and any(self.uses[o.strip()] >= self.max_option_uses for o in triple):
+                continue
+            options = [answer, *triple]
+            if self.task is not None:
+                c = credits(Item.make(self.task, question, options), 0, self.ctx, self.v2)
+            else:
+                c = credits_v1(question, options, 0, self.freq, self.v1)
+            for name, fn in self.extra.items():
+                c[name] = strategy_credit(fn(question, options), 0)
+            target = 0.25 * (self.done + 1)
+            cost = sum(self.weights.get(s, 1.0) * (self.totals[s] + c[s] - target) ** 2 for s in self.names)
+            cost += self.prefer_first * i
+            if best_cost is None or cost < best_cost - 1e-12:
+                best_i, best_cost, best_credit = i, cost, c
+        if best_i >= 0:
+            self.done += 1
+            self.totals.update(best_credit)
+            chosen = [o.strip() for o in (answer, *alternatives[best_i])]
+            self.uses.update(chosen)
+            if self.task is not None:
+                self.ctx.option_counts.update(chosen)
+        return best_i
 
 
 def pick_balanced(
@@ -24,35 +94,22 @@ def pick_balanced(
     prefer_first: float = 0.0,
     strategies=None,
     extra: Mapping[str, ExtraStrategy] | None = None,
+    task: str | None = None,
+    weights: Mapping[str, float] | None = None,
+    max_option_uses: int | None = None,
 ) -> list[int]:
     """For each (question, answer, alternatives) return the index of the chosen alternative triple.
 
-    The cost of a choice is the squared distance of every strategy's running credit from 25% of the
-    items so far, plus ``prefer_first`` times the alternative's index (alternatives are assumed ordered
+    The cost of a choice is the (weighted) squared distance of every strategy's running credit from 25% of
+    the items so far, plus ``prefer_first`` times the alternative's index (alternatives are assumed ordered
     from most to least plausible). Ties go to the earlier alternative, so the result is deterministic.
-    ``extra``: task-specific strategies balanced as well, each ``fn(question, options)`` (no frequencies), e.g.
-    "the option that is a Mandarin homophone of the target" (:mod:`ancientbench.builders.charpool`).
+    ``task``: balance every strategy of :mod:`ancientbench.quality.strategies` (``strategies`` then names a
+    subset); the option-recurrence strategies see the counts of the options chosen so far. Without it, data
+    version 1's form strategies (``strategies``: old-signature functions).
+    ``extra``: task-specific strategies balanced as well, each ``fn(question, options)``.
+    ``max_option_uses``: an alternative whose distractors already appear (as any option) in this many chosen
+    items is skipped; when every one is, the item's index is -1 (the builder drops it).
     """
-    strategies = strategies or STRATEGIES  # e.g. audit.AUDIT_STRATEGIES to balance option similarity too
-    extra = extra or {}
-    clash = sorted(set(strategies) & set(extra))
-    if clash:
-        raise ValueError(f"extra strategies {clash} have the names of audit strategies")
-    names = [*strategies, *extra]
-    totals: Counter = Counter()
-    chosen: list[int] = []
-    for n, (question, answer, alternatives) in enumerate(items, start=1):
-        if not alternatives:
-            raise ValueError(f"item {n}: no distractor alternatives to choose from")
-        best_i, best_cost, best_credit = 0, None, None
-        for i, triple in enumerate(alternatives):
-            options = [answer, *triple]
-            c = credits(question, options, 0, freq, strategies)
-            for name, fn in extra.items():
-                c[name] = strategy_credit(fn(question, options), 0)
-            cost = sum((totals[s] + c[s] - 0.25 * n) ** 2 for s in names) + prefer_first * i
-            if best_cost is None or cost < best_cost - 1e-12:
-                best_i, best_cost, best_credit = i, cost, c
-        totals.update(best_credit)
-        chosen.append(best_i)
-    return chosen
+    b = Balancer(freq, prefer_first=prefer_first, strategies=strategies, extra=extra, task=task, weights=weights,
+                 max_option_uses=max_option_uses)
+    return [b.choose(q, a, alts) for q, a, alts in items]

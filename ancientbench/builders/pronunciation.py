@@ -1,10 +1,11 @@
 """Builder of the ``pronunciation`` task: the 《廣韻》 反切 of a character.
 
 Owns turning the 廣韻 (:mod:`ancientbench.builders.guangyun`, PyPI ``tshet-uinh``) into 4-option items such
-as 《廣韻》中「東」字的反切是？ (德紅切 / 徒紅切 / 薄紅切 / 盧紅切).
+as 《廣韻》中「天」字的反切是？ (他前切 / 他甸切 / 他玷切 / 他典切: every option reads as well as the key in Mandarin).
 
-* **Targets.** Known characters (:mod:`ancientbench.builders.charpool`) with exactly one 廣韻 reading, so the
-  question has one answer; most familiar first, capped at ``MAX_ITEMS``.
+* **Targets.** Characters with exactly one 廣韻 reading, so the question has one answer; most familiar
+  first (known characters of :mod:`ancientbench.builders.charpool` lead), capped at ``MAX_ITEMS``; a target
+  whose 反切 is already an option of ``MAX_OPTION_USES`` items is skipped.
 * **Answer check.** The answer is the 反切 of the character's 小韻 record, and ``tshet_uinh.執行反切``
   must derive the record's 音韻地位 from that 反切 (else ``answer_spelling_not_derivable``).
 * **Distractors.** Real 廣韻 反切 of other 小韻 that share the answer's lower speller (same rhyme,
@@ -18,16 +19,19 @@ as 《廣韻》中「東」字的反切是？ (德紅切 / 徒紅切 / 薄紅切
   like the answer, or if it contains the target character or a simplified-only graph (与, 兹: the item
   would mix scripts); a 小韻 without a valid 地位 is inconclusive. Targets whose own 反切 has such a graph
   are dropped (``simplified_graph_in_fanqie``).
-* Distractors that read like the target in Mandarin come first (:func:`modern_match`), and among valid
-  triples the one that keeps surface strategies at chance is chosen
-  (:func:`ancientbench.builders.debias.pick_balanced`): the audit's plus "read the 反切 in Mandarin"
-  (:func:`extra_strategies`), so modern pronunciation alone does not give the answer.
+* **Mandarin gives nothing away.** A distractor is kept only if its 反切, read through Mandarin (upper speller
+  -> initial, lower speller -> final and tone; pypinyin, every heteronym), spells the target's Mandarin
+  syllable at least as well as the answer does, with and without the tone (:func:`reads_as_well`). When no
+  three such distractors share a speller with the answer, any 小韻 whose 反切 passes both checks serves
+  (``subset`` ``mandarin_match``).
+* Among valid triples the one that keeps every strategy of :mod:`ancientbench.quality.strategies` at chance
+  is chosen (:class:`ancientbench.builders.debias.Balancer` with ``task=``); no 反切 is a distractor in more
+  than ``MAX_OPTION_USES`` items (as key or distractor).
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from functools import lru_cache
 from itertools import combinations
 
 from .charpool import Sources, load_sources
@@ -36,45 +40,24 @@ from .guangyun import Reading
 
 TASK = "pronunciation"
 TEMPLATE = "《廣韻》中「{char}」字的反切是？"
-DEV_KEYS = ("東", "江", "魚", "歌", "陽")
-MAX_ITEMS = 4005
-POOL_SIZE = 6
-MAX_ALTERNATIVES = 20
+DEV_KEYS = ("而", "子", "天", "我", "之")
+MAX_ITEMS = 3505
+POOL_SIZE = 7
+MAX_ALTERNATIVES = 35
+MAX_OPTION_USES = 4  # no 反切 is an option (key or distractor) of more than four items: keys recur as little as distractors
+WEIGHTS = {"most_frequent_option": 3.0, "least_frequent_option": 3.0}  # recurrence is only known at the end
 
 
 def option(fanqie: str) -> str:
     return f"{fanqie}切"
 
 
-@lru_cache(maxsize=None)
-def _initials(ch: str) -> frozenset[str]:
-    from pypinyin import Style, pinyin
+def reads_as_well(target: str, distractor: str, answer: str) -> bool:
+    """The distractor 反切 (two characters) spells the target's Mandarin reading at least as well as the
+    answer's does, with and without tone (the strategies ``fanqie_mandarin`` and ``_toneless``)."""
+    from ..quality.strategies import _fanqie_score
 
-    return frozenset(p for grp in pinyin(ch, style=Style.INITIALS, heteronym=True, strict=False) for p in grp)
-
-
-@lru_cache(maxsize=None)
-def _finals(ch: str) -> frozenset[str]:
-    from pypinyin import Style, pinyin
-
-    return frozenset(p for grp in pinyin(ch, style=Style.FINALS, heteronym=True, strict=False) for p in grp)
-
-
-def modern_match(target: str, fanqie: str) -> int:
-    """How well a 反切 spells the target's *Mandarin* reading (pypinyin): +1 when the upper speller's initial
-    is one of the target's, +1 when the lower speller's final is one of the target's."""
-    return int(bool(_initials(fanqie[0]) & _initials(target))) + int(bool(_finals(fanqie[1]) & _finals(target)))
-
-
-def extra_strategies() -> dict:
-    """Surface strategy of this task kept at chance with the audit's: read the 反切 in Mandarin and pick the
-    option that spells the target's modern initial and final."""
-
-    def modern_fanqie(question, options):
-        target = question[question.index("「") + 1]
-        return [float(modern_match(target, o[:2])) for o in options]
-
-    return {"modern_fanqie": modern_fanqie}
+    return all(_fanqie_score(target, distractor + "切", t) >= _fanqie_score(target, answer + "切", t) for t in (True, False))
 
 
 class _Catalog:
@@ -87,10 +70,17 @@ class _Catalog:
             self.heads.setdefault(r.xiaoyun, r)
         self.by_upper: dict[str, list[str]] = defaultdict(list)
         self.by_lower: dict[str, list[str]] = defaultdict(list)
+        # by the Mandarin initial of the upper speller and final of the lower one (every heteronym)
+        self.by_mandarin: dict[tuple[str, str], list[str]] = defaultdict(list)
+        from ..quality.strategies import initial_final_tone
+
         for xy, r in self.heads.items():
             if r.fanqie and len(r.fanqie) == 2:
                 self.by_upper[r.fanqie[0]].append(xy)
                 self.by_lower[r.fanqie[1]].append(xy)
+                keys = {(i, f) for i, _, _ in initial_final_tone(r.fanqie[0]) for _, f, _ in initial_final_tone(r.fanqie[1])}
+                for k in sorted(keys):
+                    self.by_mandarin[k].append(xy)
 
 
 def distractor_problem(src: Sources, char: str, xiaoyun: str) -> str | None:
@@ -123,18 +113,21 @@ def distractor_problem(src: Sources, char: str, xiaoyun: str) -> str | None:
 def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_keys: tuple[str, ...] = DEV_KEYS,
                max_items: int = MAX_ITEMS) -> BuildResult:
     """Build the task over ``targets`` (default: every known character); see the module docstring."""
-    from .debias import pick_balanced
+    from ..quality.strategies import initial_final_tone
+    from .debias import Balancer
 
     g = src.g
     cat = _Catalog(src)
     rng = task_rng(TASK + ":distractors", seed)
+    bal = Balancer(src.audit_freq, task=TASK, prefer_first=0.01, weights=WEIGHTS)
     dropped: Counter = Counter()
-    chars = src.by_familiarity(src.known if targets is None else targets)
+    # known characters first (most familiar first), then the other traditional headwords
+    chars = src.by_familiarity(src.traditional_headwords if targets is None else targets)
     chars = [c for c in dev_keys if c in chars] + [c for c in chars if c not in dev_keys]
-    staged = []
+    cands = []
     considered = 0
     for ch in chars:
-        if len(staged) >= max_items:
+        if len(cands) >= max_items:
             break
         considered += 1
         if not g.is_monophonic(ch):
@@ -147,22 +140,26 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
         if not src.traditional_text(r.fanqie):
             dropped["simplified_graph_in_fanqie"] += 1
             continue
+        if bal.uses[option(r.fanqie)] >= MAX_OPTION_USES:
+            dropped["answer_already_an_option_of_MAX_OPTION_USES_items"] += 1
+            continue
         spelled = g.fanqie_statuses(r.fanqie[0], r.fanqie[1])
         if not spelled or r.status not in spelled:
             dropped["answer_spelling_not_derivable"] += 1
             continue
+        mandarin_ids = sorted({x for i, f, _ in initial_final_tone(ch) for x in cat.by_mandarin[(i, f)]}, key=lambda x: (len(x), x))
         modes = []
-        for mode, ids in (("same_lower_speller", cat.by_lower[r.fanqie[1]]), ("same_upper_speller", cat.by_upper[r.fanqie[0]])):
+        for mode, ids in (("same_lower_speller", cat.by_lower[r.fanqie[1]]), ("same_upper_speller", cat.by_upper[r.fanqie[0]]),
+                          ("mandarin_match", mandarin_ids)):
             ok: list[str] = []
             seen = {r.fanqie}
-            cands = [x for x in ids if x != r.xiaoyun]
-            rng.shuffle(cands)
-            # hardest first: spellings that read like the target in Mandarin, then the same tone
-            cands.sort(key=lambda x: (-modern_match(ch, cat.heads[x].fanqie or "??"),
-                                      (cat.heads[x].status or "")[-1:] != r.status[-1:]))
-            for x in cands:
+            cands_x = [x for x in ids if x != r.xiaoyun]
+            rng.shuffle(cands_x)
+            for x in cands_x:
                 fq = cat.heads[x].fanqie
-                if fq in seen or distractor_problem(src, ch, x):
+                if fq in seen or bal.uses[option(fq)] >= MAX_OPTION_USES or not reads_as_well(ch, fq, r.fanqie):
+                    continue
+                if distractor_problem(src, ch, x):
                     continue
                 seen.add(fq)
                 ok.append(fq)
@@ -170,21 +167,20 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
                     break
             if len(ok) >= 3:
                 modes.append((mode, ok))
+            if len(modes) == 2 or (modes and mode == "same_upper_speller"):
+                break  # the shared-speller designs first; the Mandarin-matched one only when neither works
         if not modes:
-            dropped["fewer_than_three_checked_distractors"] += 1
+            dropped["fewer_than_three_checked_distractors_reading_as_well"] += 1
             continue
-        # alternate the mode between items (seeded) when both are possible
+        # alternate the shared-speller mode between items (seeded) when both are possible
         if len(modes) == 2 and rng.random() < 0.5:
             modes.reverse()
         mode, pool = modes[0]
         triples = [tuple(option(f) for f in t) for t in combinations(pool, 3)][:MAX_ALTERNATIVES]
-        staged.append((ch, r, mode, triples))
-    questions = [TEMPLATE.format(char=ch) for ch, *_ in staged]
-    picks = pick_balanced([(q, option(r.fanqie), t) for q, (ch, r, m, t) in zip(questions, staged)], src.audit_freq,
-                          extra=extra_strategies(), prefer_first=0.02)
-    cands = []
-    for q, (ch, r, mode, triples), k in zip(questions, staged, picks):
-        shared = "下字" if mode == "same_lower_speller" else "上字"
+        q = TEMPLATE.format(char=ch)
+        k = bal.choose(q, option(r.fanqie), triples)
+        shared = {"same_lower_speller": "與之同反切下字的", "same_upper_speller": "與之同反切上字的",
+                  "mandarin_match": "以今音讀之與本字讀音同樣相合的"}[mode]
         cands.append(
             Candidate(
                 key=ch,
@@ -196,7 +192,7 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
                 subset=mode,
                 explanation=(
                     f"《廣韻》「{ch}」只有一讀，屬小韻{r.xiaoyun}「{r.head}」，{r.fanqie}切，音韻地位{r.status}。"
-                    f"其餘選項是與之同反切{shared}的其他小韻的反切，其音韻地位與「{ch}」不同。"
+                    f"其餘選項是{shared}其他小韻的反切，其音韻地位與「{ch}」不同。"
                 ),
             )
         )

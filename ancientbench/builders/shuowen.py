@@ -152,7 +152,7 @@ def _same_graph(a: str, b: str, uh) -> bool:
 
 
 def _rows(folder: Path, config: str) -> list[dict]:
-    from ..audit import load_config
+    from ..quality.audit import load_config
 
     return load_config(folder, config, "test") + load_config(folder, config, "dev")
 
@@ -252,7 +252,7 @@ def _known_chars(ctx) -> frozenset[str]:
 
 
 def _frequencies(ctx):
-    from ..audit import Frequencies
+    from ..quality.strategies import Frequencies
     from .classics import load_corpus
 
     try:
@@ -264,7 +264,7 @@ def _frequencies(ctx):
 
 def _finish(task: str, config: str, items, dev_prefs, ctx, dropped: Counter, freq) -> BuildResult:
     """items: (key, question, answer, alternatives, citation, explanation) -> BuildResult with dev/test."""
-    from ..audit import AUDIT_STRATEGIES
+    from ..quality.strategies import BALANCED_V1_WITH_CENTRAL as AUDIT_STRATEGIES
     from .debias import pick_balanced
 
     # balance option similarity too: 大徐 fanqie distractors share a speller with the answer

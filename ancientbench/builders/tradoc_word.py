@@ -1,24 +1,39 @@
-"""Builder of the ``tradoc_word`` task: the meaning of a character as the 《廣韻》 glosses it.
+"""Builder of the ``tradoc_word`` task: the meaning of a word in a transmitted text, in two subsets.
 
-Owns turning the 廣韻 釋義 (:mod:`ancientbench.builders.guangyun`, PyPI ``tshet-uinh``) into 4-option items
-such as 《廣韻》釋「忠」爲？ (無私也敬也 / 器虛也 / 竈突 / 擇也). This is the character-level variant of the
-paper's transmitted-document word task: no open source aligns words in context with their meanings.
+* ``in_context`` (the paper's TraDoc Word, the counterpart of ``excdoc_word``): 「《孟子·梁惠王上》「…句…」中「詞」一詞的
+  意思是？」. The team-written sense inventory ``curated/tradoc_senses.jsonl`` gives each word its senses (a
+  short modern-Chinese definition each, classical or ``modern``: 古今異義) and, where the word is also an
+  ``excdoc_word`` entry, the excdoc key it pairs with; ``curated/tradoc_word.jsonl`` records per item the
+  book, chapter, the context and the sense meant. The context must occur verbatim in one sentence of that
+  chapter of npm ``chinese-poetry`` (:mod:`ancientbench.builders.classics`), in the books it ships in
+  traditional script (孟子, 大學, 中庸, 古文觀止; 論語, 詩經, 楚辭 are shipped simplified and are not used), and
+  the word must occur in it exactly once. The answer is the sense's definition; the three distractors are
+  the word's *other* senses (one modern sense where the word has one), never leaving the answer the odd one
+  out by length; among the admissible triples the balancer (:mod:`ancientbench.builders.debias`) keeps the
+  audit strategies and two options-only sense guesses (:func:`sense_strategies`) near chance. At most
+  :data:`MAX_PER_SENSE` scored items share a (word, sense). An item is annotated only when no other sense
+  of the word fits it. Design and figures: ``docs/tradoc_word.md``.
+* ``guangyun_gloss``: the character-level variant, 《廣韻》釋「忠」爲？ (無私也敬也 / 器虛也 / 竈突 / 擇也), capped
+  at :data:`MAX_GLOSS_ITEMS` so it does not dominate the task, each distractor gloss used in at most
+  :data:`MAX_GLOSS_REUSE` items. Its design follows.
 
-* **Answer.** The first usable gloss of the character (:func:`usable_gloss`): the 釋義 reduced to its
-  meanings (no editorial （…）, 小韻 trailer or reading notes), cut before the first 又/亦/一曰/或曰, its
-  leading quotation formula (說文曰 …) removed, at most two definitions, 2–8 characters; glosses that
-  are only about names, surnames, graph forms or sources (``NOT_A_MEANING``), or that contain the
-  character itself or one of its variants, are not used.
-* **Distractors.** Usable glosses of other known characters (:mod:`ancientbench.builders.charpool`), most
-  plausible first: same Kangxi radical (same semantic field) and the same shape as the answer (length,
-  ending in 也 or not), then the same shape from any radical; similar headword frequency preferred.
-* **Checker** (:func:`distractor_problem`): a distractor is rejected if any of its definition segments
-  is among the segments of *any* reading of the target, if it shares a content character with any gloss
-  of the target, if its headword is the target, a Unihan variant of it, in the same 小韻 (上同 and
-  phonetic-loan entries), or has an English ``kDefinition`` sharing a content word with the target's
-  (a second, independent check against near-synonyms), or if it contains the target character.
-* Among valid triples the one that keeps surface strategies at chance is chosen
-  (:mod:`ancientbench.builders.debias`).
+  * **Answer.** The first usable gloss of the character (:func:`usable_gloss`): the 釋義 reduced to its
+    meanings (no editorial （…）, 小韻 trailer or reading notes), cut before the first 又/亦/一曰/或曰, its
+    leading quotation formula (說文曰 …) removed, at most two definitions, 2–8 characters; glosses that
+    are only about names, surnames, graph forms or sources (``NOT_A_MEANING``), or that contain the
+    character itself or one of its variants, are not used.
+  * **Distractors.** Usable glosses of other known characters (:mod:`ancientbench.builders.charpool`), most
+    plausible first: same Kangxi radical (same semantic field) and the same shape as the answer (length,
+    ending in 也 or not), then the same shape from any radical; similar headword frequency preferred.
+  * **Checker** (:func:`distractor_problem`): a distractor is rejected if any of its definition segments
+    is among the segments of *any* reading of the target, if it shares a content character with any gloss
+    of the target, if its headword is the target, a Unihan variant of it, in the same 小韻 (上同 and
+    phonetic-loan entries), or has an English ``kDefinition`` sharing a content word with the target's
+    (a second, independent check against near-synonyms), or if it contains the target character.
+  * Among valid triples the one that keeps surface strategies at chance is chosen
+    (:mod:`ancientbench.builders.debias`).
+
+The task's score is over both subsets; ``subset`` is on every row.
 """
 
 from __future__ import annotations
@@ -26,15 +41,27 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from itertools import combinations
+from pathlib import Path
 
+from ..schema import DataError
 from .charpool import Sources, load_sources
+from .classics import SOURCE_LABEL as SOURCE_LABEL_CP
+from .classics import is_han, load_corpus
 from .common import BuildResult, Candidate, split_dev_test, task_rng
+from .curated import CURATED_DIR, KEY_RE, SOURCE, length_giveaway, parse_lines
 from .guangyun import Reading, gloss_segments, meaning_text
 
 TASK = "tradoc_word"
 TEMPLATE = "《廣韻》釋「{char}」爲？"
-DEV_KEYS = ("忠", "選", "盅", "囪", "看")
-MAX_ITEMS = 4005
+GLOSS_SUBSET, CONTEXT_SUBSET = "guangyun_gloss", "in_context"
+# Dev exemplars of the gloss-only builder (:func:`build_from`, used alone in tests).
+GLOSS_DEV_KEYS = ("忠", "選", "盅", "囪", "看")
+DEV_KEYS = GLOSS_DEV_KEYS
+# At most this many gloss items (test + dev), so the in-context subset carries at least about half the score.
+MAX_GLOSS_ITEMS = 1000
+# A distractor gloss is offered in at most this many gloss items (counted over candidate pools, an upper bound).
+MAX_GLOSS_REUSE = 3
+MAX_ITEMS = MAX_GLOSS_ITEMS
 MIN_LEN, MAX_LEN = 2, 8
 POOL_SIZE = 6
 MAX_ALTERNATIVES = 20
@@ -134,8 +161,16 @@ def _shape(gloss: str) -> tuple[int, bool]:
 
 
 def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_keys: tuple[str, ...] = DEV_KEYS,
-               max_items: int = MAX_ITEMS) -> BuildResult:
-    """Build the task over ``targets`` (default: every known character); see the module docstring."""
+               max_items: int = MAX_ITEMS, max_reuse: int = MAX_GLOSS_REUSE, subset: str = "") -> BuildResult:
+    """The gloss items alone over ``targets`` (default: every known character), split into dev and test."""
+    cands, dropped, considered = gloss_candidates(src, seed, targets, dev_keys, max_items, max_reuse, subset)
+    dev, test = split_dev_test(TASK, cands, dev_keys, seed)
+    return BuildResult(TASK, test=test, dev=dev, dropped=dropped, candidates=considered)
+
+
+def gloss_candidates(src: Sources, seed: int, targets: list[str] | None = None, dev_keys: tuple[str, ...] = DEV_KEYS,
+                     max_items: int = MAX_ITEMS, max_reuse: int = MAX_GLOSS_REUSE, subset: str = GLOSS_SUBSET):
+    """(candidates, dropped, considered) of the 《廣韻》 gloss subset; see the module docstring."""
     from .debias import pick_balanced
 
     u = src.u
@@ -157,6 +192,7 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
     chars = [c for c in dev_keys if c in chars] + [c for c in chars if c not in dev_keys]
     staged = []
     considered = 0
+    reuse: Counter = Counter()  # distractor gloss -> candidate pools it is in (bounds how often it is offered)
     for ch in chars:
         if len(staged) >= max_items:
             break
@@ -182,7 +218,7 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
                 if len(pool) >= POOL_SIZE or took >= limit:
                     break
                 g_x = glosses[x][0]
-                if g_x in used_glosses or distractor_problem(src, ch, x, g_x):
+                if g_x in used_glosses or reuse[g_x] >= max_reuse or distractor_problem(src, ch, x, g_x):
                     continue
                 # distractor glosses must also be distinct in content from one another
                 if any(set(g_x) - FUNCTION_CHARS & set(glosses[p][0]) for p in pool):
@@ -193,6 +229,7 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
         if len(pool) < 3:
             dropped["fewer_than_three_checked_distractors"] += 1
             continue
+        reuse.update(glosses[x][0] for x in pool)
         triples = [tuple(glosses[x][0] for x in t) for t in combinations(pool, 3)][:MAX_ALTERNATIVES]
         sources = [tuple(t) for t in combinations(pool, 3)][:MAX_ALTERNATIVES]
         staged.append((ch, answer, reading, triples, sources))
@@ -213,11 +250,248 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
                     f"《廣韻》小韻{r.xiaoyun}「{ch}」下釋義作「{answer}」。其餘選項是他字的釋義：{whose}，"
                     f"與「{ch}」各讀音的釋義無共同義項或實詞。"
                 ),
+                subset=subset,
             )
         )
-    dev, test = split_dev_test(TASK, cands, dev_keys, seed)
-    return BuildResult(TASK, test=test, dev=dev, dropped=dropped, candidates=considered)
+    return cands, dropped, considered
+
+
+
+
+# ---- the in-context subset ------------------------------------------------------------------------------
+
+SENSES_FILE = "tradoc_senses.jsonl"
+ITEMS_FILE = "tradoc_word.jsonl"
+SENSE_KEYS = ("word", "slug", "pair", "senses")
+SENSE_ENTRY_KEYS = ("id", "gloss", "modern")
+ITEM_KEYS = ("key", "word", "sense", "book", "chapter", "context", "author")
+# Books shipped in traditional script (the others are simplified in chinese-poetry and are not quoted).
+CONTEXT_BOOKS = ("mengzi", "daxue", "zhongyong", "guwenguanzhi")
+# Keys of the five dev exemplars: three in-context items and two gloss items (both forms are in the task).
+CONTEXT_DEV_KEYS = ("fa.mengzi.3.40.10", "zuo.guwenguanzhi.192.3.1", "jia.mengzi.9.40.2")
+MIXED_DEV_KEYS = (*CONTEXT_DEV_KEYS, "忠", "選")
+# At most this many items share one (word, sense) key, so no one sense of a word dominates its items.
+MAX_PER_SENSE = 4
+
+
+def _curated_dir(directory=None) -> Path:
+    return Path(directory) if directory else CURATED_DIR
+
+
+def load_senses(directory=None) -> dict[str, dict]:
+    """The sense inventory, word -> entry (``senses``: list of {id, gloss, modern}); DataError on a bad line."""
+
+    path = _curated_dir(directory) / SENSES_FILE
+    if not path.is_file():
+        raise DataError(path, None, None, "missing sense inventory of tradoc_word")
+    out: dict[str, dict] = {}
+    slugs: set[str] = set()
+    for n, obj in parse_lines(path):
+        if not isinstance(obj, dict) or tuple(obj) != SENSE_KEYS:
+            raise DataError(path, n, None, f"expected an object with keys {', '.join(SENSE_KEYS)} in this order")
+        word, slug, senses = obj["word"], obj["slug"], obj["senses"]
+        if not isinstance(word, str) or not word or not all(is_han_char(c) for c in word):
+            raise DataError(path, n, "word", f"must be Han characters, got {word!r}")
+        if word in out:
+            raise DataError(path, n, "word", f"duplicate word {word!r}")
+        if not isinstance(slug, str) or not re.fullmatch(r"[a-z][a-z0-9]*", slug) or slug in slugs:
+            raise DataError(path, n, "slug", f"must be a unique lower-case ascii slug, got {slug!r}")
+        if not isinstance(obj["pair"], str):
+            raise DataError(path, n, "pair", "must be a string (an excdoc_word key or empty)")
+        if not isinstance(senses, list) or len(senses) < 4:
+            raise DataError(path, n, "senses", "need at least four senses (one answer and three distractors)")
+        ids, glosses = set(), set()
+        for s in senses:
+            if not isinstance(s, dict) or tuple(s) != SENSE_ENTRY_KEYS:
+                raise DataError(path, n, "senses", f"each sense is an object with keys {', '.join(SENSE_ENTRY_KEYS)}")
+            if not isinstance(s["id"], str) or not s["id"] or s["id"] in ids:
+                raise DataError(path, n, "senses", f"sense ids must be unique non-empty strings, got {s['id']!r}")
+            if not isinstance(s["gloss"], str) or not s["gloss"] or s["gloss"] in glosses or word in s["gloss"]:
+                raise DataError(path, n, "senses", f"gloss {s['gloss']!r}: empty, repeated, or contains the word itself")
+            if not isinstance(s["modern"], bool):
+                raise DataError(path, n, "senses", "modern must be true or false")
+            ids.add(s["id"])
+            glosses.add(s["gloss"])
+        if sum(not s["modern"] for s in senses) < 2:
+            raise DataError(path, n, "senses", "need at least two classical senses")
+        slugs.add(slug)
+        out[word] = {**obj, "line": n, "file": str(path)}
+    return out
+
+
+def is_han_char(ch: str) -> bool:
+    return is_han(ch)
+
+
+def load_items(senses: dict[str, dict], directory=None) -> list[tuple[int, dict]]:
+    """The annotated occurrences, (line, entry); DataError naming file, line and field on a bad one."""
+
+    path = _curated_dir(directory) / ITEMS_FILE
+    if not path.is_file():
+        raise DataError(path, None, None, "missing annotated occurrences of tradoc_word")
+    out, keys, seen = [], set(), set()
+    for n, obj in parse_lines(path):
+        if not isinstance(obj, dict) or tuple(obj) != ITEM_KEYS:
+            raise DataError(path, n, None, f"expected an object with keys {', '.join(ITEM_KEYS)} in this order")
+        for k in ITEM_KEYS:
+            if not isinstance(obj[k], str) or not obj[k]:
+                raise DataError(path, n, k, "must be a non-empty string")
+        if not KEY_RE.match(obj["key"]) or obj["key"] in keys:
+            raise DataError(path, n, "key", f"key {obj['key']!r} is not a unique ascii slug")
+        word = obj["word"]
+        if word not in senses:
+            raise DataError(path, n, "word", f"{word!r} has no entry in {SENSES_FILE}")
+        sense = {s["id"]: s for s in senses[word]["senses"]}.get(obj["sense"])
+        if sense is None:
+            raise DataError(path, n, "sense", f"{word!r} has no sense {obj['sense']!r}")
+        if sense["modern"]:
+            raise DataError(path, n, "sense", "a modern sense cannot be the meaning in a transmitted text")
+        if obj["book"] not in CONTEXT_BOOKS:
+            raise DataError(path, n, "book", f"{obj['book']!r} is not one of {', '.join(CONTEXT_BOOKS)}")
+        if re.search(r"[()（）]", obj["context"]):
+            raise DataError(path, n, "context", "editorial notes in parentheses (一作…, 通…) are not part of the quoted text")
+        if obj["context"].count(word) != 1:
+            raise DataError(path, n, "context", f"the word {word!r} must occur exactly once in the context")
+        if (word, obj["context"]) in seen:
+            raise DataError(path, n, "context", "duplicate item (same word and context)")
+        keys.add(obj["key"])
+        seen.add((word, obj["context"]))
+        out.append((n, obj))
+    return out
+
+
+def locate(corpus, book: str, chapter: str, context: str):
+    """The sentence of ``book``/``chapter`` that holds ``context`` verbatim (package script), or None."""
+    for s in corpus.sentences:
+        if s.book == book and s.chapter == chapter and context in s.original:
+            return s
+    return None
+
+
+def source_label(corpus, sentence) -> str:
+    """How the question names the text: 《孟子·梁惠王上》, 《左傳·鄭伯克段於鄢》, 韓愈《師說》."""
+    from .classics import BOOK_BY_KEY
+
+    book = BOOK_BY_KEY[sentence.book]
+    if sentence.book != "guwenguanzhi":
+        return f"《{book.title}·{sentence.chapter}》" if sentence.book == "mengzi" else f"《{book.title}》"
+    title = sentence.chapter.split("·", 1)[1]
+    note = next(p.note for p in corpus.passages if p.book == sentence.book and p.chapter == sentence.chapter)
+    m = re.fullmatch(r"《([^》·]+)》", note)
+    if m:
+        return f"《{m.group(1)}·{title}》"
+    m = re.fullmatch(r"\(([^)]+)\)", note)
+    if m:
+        return f"{m.group(1)}《{title}》"
+    if note.startswith("《"):
+        return f"{note}〈{title}〉"
+    return f"《古文觀止·{title}》"
+
+
+def distractor_triples(item_key: str, word_entry: dict, sense_id: str, seed: int) -> list[tuple[str, str, str]]:
+    """Every admissible set of three other senses of the word, seeded per item: one modern sense where the
+    word has one (古今異義), else classical senses only; none leaving the answer the odd one out by length."""
+
+    senses = word_entry["senses"]
+    answer = next(s["gloss"] for s in senses if s["id"] == sense_id)
+    rng = task_rng(f"{TASK}:{item_key}", seed)
+    classical = [s["gloss"] for s in senses if s["id"] != sense_id and not s["modern"]]
+    modern = [s["gloss"] for s in senses if s["modern"]]
+    rng.shuffle(classical)
+    rng.shuffle(modern)
+    k = min(1, len(modern)) if len(classical) >= 2 else min(len(modern), 3 - len(classical))
+    triples = [(*modern[:k], *combo) for combo in combinations(classical, 3 - k)]
+    return [t for t in triples if not length_giveaway(answer, list(t))]
+
+
+def choose_distractors(item_key: str, word_entry: dict, sense_id: str, seed: int) -> tuple[str, str, str] | None:
+    """The first admissible triple (:func:`distractor_triples`), or None when every choice gives the answer away."""
+    triples = distractor_triples(item_key, word_entry, sense_id, seed)
+    return triples[0] if triples else None
+
+
+def context_candidates(ctx, seed: int, directory=None):
+    """(candidates, dropped, considered) of the in-context subset; DataError when a context is not in the source."""
+    from ..quality.audit import corpus_frequencies
+    from ..quality.strategies import BALANCED_V1_WITH_CENTRAL as AUDIT_STRATEGIES
+    from .debias import pick_balanced
+
+    senses = load_senses(directory)
+    items = load_items(senses, directory)
+    corpus = load_corpus(ctx.sources_dir)
+    path = _curated_dir(directory) / ITEMS_FILE
+    dropped: Counter = Counter()
+    per_sense: Counter = Counter()
+    staged, cands = [], []
+    for n, it in items:
+        s = locate(corpus, it["book"], it["chapter"], it["context"])
+        if s is None:
+            raise DataError(path, n, "context", f"not found verbatim in {it['book']}·{it['chapter']} of {SOURCE_LABEL_CP}")
+        word = it["word"]
+        entry = senses[word]
+        scored = it["key"] not in CONTEXT_DEV_KEYS  # the dev exemplars are not scored, so not capped
+        if scored and per_sense[(word, it["sense"])] >= MAX_PER_SENSE:
+            dropped[f"more than {MAX_PER_SENSE} items of one sense of a word"] += 1
+            continue
+        triples = distractor_triples(it["key"], entry, it["sense"], seed)[:MAX_ALTERNATIVES]
+        if not triples:
+            dropped["answer stands out by length whatever the distractors"] += 1
+            continue
+        per_sense[(word, it["sense"])] += scored
+        answer = next(x["gloss"] for x in entry["senses"] if x["id"] == it["sense"])
+        staged.append((it, s, entry, answer, triples))
+    # among the admissible triples, the one that keeps every audit strategy (option similarity too) near chance
+    questions = [f"{source_label(corpus, s)}「{it['context']}」中「{it['word']}」一詞的意思是？" for it, s, *_ in staged]
+    picks = pick_balanced([(q, a, t) for q, (_, _, _, a, t) in zip(questions, staged)], corpus_frequencies(ctx.sources_dir),
+                          prefer_first=0.02, strategies=AUDIT_STRATEGIES, extra=sense_strategies(staged, questions))
+    for q, (it, s, entry, answer, triples), k in zip(questions, staged, picks):
+        word, triple = it["word"], triples[k]
+        modern = [g for g in triple if any(x["gloss"] == g and x["modern"] for x in entry["senses"])]
+        note = f"（其中「{modern[0]}」是今義）" if modern else ""
+        pair = f"；與 excdoc_word「{entry['pair']}」同詞" if entry["pair"] else ""
+        cands.append(
+            Candidate(
+                key=it["key"],
+                question=q,
+                answer=answer,
+                distractors=triple,
+                source=f"{SOURCE_LABEL_CP}; {SOURCE} sense annotation",
+                citation=s.citation,
+                explanation=f"此句「{word}」義為「{answer}」；其餘選項是「{word}」的其他義項{note}，不合此句{pair}。",
+                subset=CONTEXT_SUBSET,
+            )
+        )
+    return cands, dropped, len(items)
+
+
+def sense_strategies(staged, questions) -> dict:
+    """Options-only guesses an examinee who recognises the word could make, balanced like the audit's:
+    the sense most often meant in the items of that word, and the sense listed first (the commonest)."""
+    word_of = {q: entry for q, (_, _, entry, _, _) in zip(questions, staged)}
+    keyed = Counter((it["word"], it["sense"]) for it, *_ in staged)
+
+    def most_keyed(question, options):
+        entry = word_of[question]
+        ids = {x["gloss"]: x["id"] for x in entry["senses"]}
+        return [keyed[(entry["word"], ids[o])] for o in options]
+
+    def first_listed(question, options):
+        order = [x["gloss"] for x in word_of[question]["senses"]]
+        return [-order.index(o) for o in options]
+
+    return {"most_keyed_sense": most_keyed, "first_listed_sense": first_listed}
+
+
+def pairing(directory=None) -> dict[str, str]:
+    """In-context item key -> the ``excdoc_word`` key of the same word (only the paired items)."""
+    senses = load_senses(directory)
+    return {it["key"]: senses[it["word"]]["pair"] for _, it in load_items(senses, directory) if senses[it["word"]]["pair"]}
 
 
 def build(ctx) -> BuildResult:
-    return build_from(load_sources(ctx), ctx.seed)
+    """Both subsets: the annotated in-context items and at most MAX_GLOSS_ITEMS 《廣韻》 gloss items."""
+    ctx_cands, dropped, considered = context_candidates(ctx, ctx.seed)
+    gloss, g_dropped, g_considered = gloss_candidates(load_sources(ctx), ctx.seed, max_items=MAX_GLOSS_ITEMS)
+    dropped.update({f"gloss: {k}": v for k, v in g_dropped.items()})
+    dev, test = split_dev_test(TASK, ctx_cands + gloss, MIXED_DEV_KEYS, ctx.seed)
+    return BuildResult(TASK, test=test, dev=dev, dropped=dropped, candidates=considered + g_considered)

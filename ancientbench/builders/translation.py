@@ -1,14 +1,21 @@
 """Builder of the ``translation`` config from the team-curated ``curated/translation.jsonl``.
 
 Each entry is a sentence from the public-domain classics (verbatim from npm ``chinese-poetry``, in that
-corpus's script) with a modern Chinese translation written by the team and three distractors, each the
-correct translation with one controlled error (``errors``). The question is worded in the script of the
-sentence. A user's own parallel corpus becomes a separate config (:mod:`ancientbench.builders.parallel_corpus`).
+corpus's script) with a modern Chinese translation and three distractors. Every distractor is a fluent
+modern sentence that mistranslates what a careless reader of the *classical* text gets wrong (虛詞, 古今異義,
+通假, 詞類活用, who acts on whom, passives, 於 comparisons, negation scope …); ``errors`` names its misreadings.
+The question is worded in the script of the sentence. This module also owns the rule that says which items
+come from the most anthologised passages (:func:`anthologised`; ``python -m ancientbench.builders.translation``
+prints the share and the error-type counts). Design notes: ``docs/translation.md``. A user's own parallel
+corpus becomes a separate config (:mod:`ancientbench.builders.parallel_corpus`).
 """
 
 from __future__ import annotations
 
-from .curated import build_entries, in_script, item_script
+import sys
+from collections import Counter
+
+from .curated import build_entries, in_script, item_script, load_entries
 
 TASK = "translation"
 # Five dev exemplars (few-shot), by key; never also in test.
@@ -19,6 +26,84 @@ DEV_KEYS: tuple[str, ...] = (
     "mengzi-lianghuiwangshang-001",
     "mengzi-lianghuiwangshang-004",
 )
+
+# ---- which items come from the most anthologised passages (docs/translation.md states the rule) --------
+# 古文觀止 is itself the canonical anthology of prose: every item from it counts as anthologised.
+ANTHOLOGY_BOOKS: frozenset[str] = frozenset({"古文觀止"})
+# 詩經 and 楚辭 pieces of the school canon (matched against the chapter label's last part).
+CANON_POEMS: frozenset[str] = frozenset({
+    "關雎", "蒹葭", "氓", "采薇", "靜女", "碩鼠", "伐檀", "無衣", "桃夭", "子衿", "木瓜", "黍離", "七月",
+    "君子于役", "鹿鳴", "離騷", "國殤", "湘夫人", "湘君", "山鬼", "涉江", "哀郢", "漁父", "橘頌", "卜居",
+})
+# Markers of whole passages of 論語/孟子/大學/中庸 taught in schools; an item whose passage contains one counts.
+CANON_PASSAGE_MARKERS: tuple[str, ...] = (
+    "寡人之於國也", "齊桓、晉文之事", "天時不如地利", "魚，我所欲也", "舜發於畎畝之中", "富貴不能淫",
+    "莊暴見孟子", "揠苗", "人皆有不忍人之心", "大學之道", "天命之謂性", "子路、曾皙、冉有、公西華侍坐",
+    "季氏將伐顓臾", "學而時習之", "吾十有五而志于學", "生，亦我所欲也", "民為貴", "得道者多助",
+)
+# Proverbial lines (an item containing one counts wherever its passage is).
+FAMOUS_LINES: tuple[str, ...] = (
+    "溫故而知新", "學而不思則罔", "朝聞道", "見賢思齊", "三人行", "己所不欲", "知之為知之", "歲寒",
+    "逝者如斯", "吾日三省吾身", "朽木不可雕", "不恥下問", "巧言令色", "以五十步笑百步", "緣木求鱼",
+    "緣木求魚", "老吾老", "始作俑者", "五十步", "出爾反爾", "自反而縮", "浩然之氣", "助苗長", "盡信書",
+    "君子坦蕩蕩", "欲速則不達", "仁者愛人", "當仁不讓", "道不同", "有教無類", "名不正", "工欲善其事",
+    "小不忍則亂大謀", "性相近", "人無遠慮", "過而不改", "君子和而不同", "言必信", "士不可以不弘毅",
+)
+NON_ANTHOLOGISED_MIN_SHARE = 0.5
+
+
+def anthologised(entry, corpus) -> str | None:
+    """Why an entry counts as from a most-anthologised passage (a short reason), or None."""
+    from .classics import fold, han_only
+
+    book, ctx = entry["book"], entry["context"]
+    if book in ANTHOLOGY_BOOKS:
+        return f"{book} (an anthology)"
+    matches = [m for m in corpus.contains(ctx) if corpus_book_title(m.book) == book] or corpus.contains(ctx)
+    if not matches:
+        return None
+    m = matches[0]
+    if book in ("詩經", "楚辭"):
+        title = m.chapter.split("·")[-1]
+        return f"school-canon poem {title}" if title in CANON_POEMS else None
+    if m.passage <= 2:
+        return f"opening passage {m.passage} of {m.chapter}"
+    marker = canon_piece(corpus, m.book, m.chapter, m.passage)
+    if marker:
+        return f"school-canon passage ({marker})"
+    ctx_key = fold(han_only(ctx))
+    for line in FAMOUS_LINES:
+        if fold(han_only(line)) in ctx_key:
+            return f"famous line ({line})"
+    return None
+
+
+# A new section (章) of 論語/孟子 opens with its speaker; a canon piece runs from its marker to the next opening.
+SECTION_OPENINGS: tuple[str, ...] = ("孟子曰", "孟子見", "孟子謂", "孟子之", "子曰", "孔子曰", "曾子曰", "有子曰", "子夏曰")
+
+
+def canon_piece(corpus, book: str, chapter: str, index: int) -> str | None:
+    """The marker of the school-canon piece that paragraph ``index`` of a chapter belongs to, or None."""
+    from .classics import fold, han_only
+
+    paras = sorted((p for p in corpus.passages if p.book == book and p.chapter == chapter), key=lambda p: p.index)
+    current = None
+    for p in paras:
+        key = fold(han_only(p.text))
+        hit = next((mk for mk in CANON_PASSAGE_MARKERS if fold(han_only(mk)) in key), None)
+        if hit:
+            current = hit
+        elif p.text.lstrip("「“").startswith(SECTION_OPENINGS) or "問曰" in p.text[:12]:
+            current = None
+        if p.index == index:
+            return current
+    return None
+
+
+def corpus_book_title(book_key: str) -> str:
+    from .classics import BOOK_BY_KEY
+
+    return BOOK_BY_KEY[book_key].title
 
 
 def question(entry) -> str:
@@ -31,3 +116,34 @@ def question(entry) -> str:
 
 def build(ctx):
     return build_entries(TASK, ctx, question, DEV_KEYS)
+
+
+def summary(corpus) -> dict:
+    """Size, anthologised share (with reasons) and error-type counts of the curated file."""
+    entries = load_entries(TASK)
+    reasons = {e.key: anthologised(e, corpus) for e in entries}
+    labels = Counter(part for e in entries for err in e["errors"] for part in err.split("+"))
+    outside = sum(1 for r in reasons.values() if r is None)
+    return {
+        "entries": len(entries),
+        "outside_anthologised": outside,
+        "outside_share": round(outside / len(entries), 3) if entries else 0.0,
+        "anthologised_reasons": Counter(r.split(" (")[0].split(" of ")[0] for r in reasons.values() if r),
+        "books": Counter(e["book"] for e in entries),
+        "error_labels": labels,
+        "errors_per_distractor": Counter(len(err.split("+")) for e in entries for err in e["errors"]),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    from . import DEFAULT_SOURCES_DIR
+    from .classics import load_corpus
+
+    s = summary(load_corpus(DEFAULT_SOURCES_DIR))
+    for k, v in s.items():
+        print(f"{k}: {dict(v.most_common()) if isinstance(v, Counter) else v}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -25,13 +25,13 @@ assemble), :mod:`.lock` (one run per output folder), :mod:`.extract` (letters fr
 from __future__ import annotations
 
 from .command import add_arguments, run
-from .results import build_results, format_table, package_versions, results_path
+from .results import build_results, package_versions, results_path
 from .runner import EvaluationError, TaskRun, evaluate_model, run_setting, score_task
 from .settings import Settings
 from .store import PredictionStore, ResumeError, fewshot_sha256, item_sha256
 
 __all__ = [
     "EvaluationError", "PredictionStore", "ResumeError", "Settings", "TaskRun", "add_arguments", "build_results",
-    "evaluate_model", "fewshot_sha256", "format_table", "item_sha256", "package_versions", "results_path", "run",
+    "evaluate_model", "fewshot_sha256", "item_sha256", "package_versions", "results_path", "run",
     "run_setting", "score_task",
 ]

@@ -109,7 +109,8 @@ def run(args) -> int:
     import warnings
 
     from . import distributed
-    from .results import format_table, results_path
+    from ..reports.table import results_table
+    from .results import results_path
     from .runner import evaluate_model
 
     warnings.formatwarning = lambda message, category, *a, **k: f"warning: {message}\n"  # no source lines on a CLI
@@ -127,7 +128,7 @@ def run(args) -> int:
     distributed.close()
     if not procs.is_main_process:  # the main process of a multi-process run prints and has written the files
         return 0
-    print(format_table(list(results.values())))
+    print(results_table(list(results.values())))
     if args.circular:
         from ..circular import format_table as circular_table
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Sequence
 
 from ..aggregate import aggregate
-from ..tasks import COMPETENCIES, COMPETENCY_DISPLAY, TASK_NAMES, TASK_TO_COMPETENCY, get_task
 from .store import RESULTS_FORMAT
 
 def package_versions() -> dict[str, str | None]:
@@ -103,75 +102,6 @@ def build_results(
         "timing": timing,
         "predictions_file": predictions_file,
     }
-
-
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.2f}"
-
-
-def format_table(results: Sequence[dict]) -> str:
-    """The paper's table: a row per setting (model, shots), columns glyph, pronunciation, meaning, context,
-    average; then the per-task accuracies (rows tasks, columns settings). Percentages."""
-    if not results:
-        return ""
-    labels = []
-    for r in results:
-        name = r["model"]["name_or_path"]
-        flags = [f"{r['setting']['shots']}-shot"]
-        if r["setting"].get("backend", "hf") not in ("hf", "tiny-random"):
-            flags.append(r["setting"]["backend"])
-        if r["setting"].get("mode", "letter") != "letter":
-            flags.append(r["setting"]["mode"])
-        if r["setting"].get("chat"):
-            flags.append("chat")
-        if r["setting"].get("letter_style") != "bare":
-            flags.append(f"letter={r['setting']['letter_style']}")
-        if r["model"].get("smoke_model"):
-            flags.append("smoke model")
-        labels.append((name, ", ".join(flags)))
-    head = ["model", "setting", *[COMPETENCY_DISPLAY[c][1] for c in COMPETENCIES], "Average"]
-    rows = [[n, s, *[_pct(r["competencies"].get(c)) for c in COMPETENCIES], _pct(r["average"])] for (n, s), r in zip(labels, results)]
-    lines = _grid(head, rows)
-    present = [t for t in TASK_NAMES if any(t in r["tasks"] for r in results)]
-    head2 = ["task", "competency", "n", *[s for _, s in labels]]
-    rows2 = []
-    for t in present:
-        n = next(r["tasks"][t]["total"] for r in results if t in r["tasks"])
-        rows2.append([f"{t} {get_task(t).display_zh}", TASK_TO_COMPETENCY[t], str(n),
-                      *[_pct(r["tasks"][t]["accuracy"]) if t in r["tasks"] else "-" for r in results]])
-    notes = []
-    for (name, s), r in zip(labels, results):
-        if not r["complete"]:
-            notes.append(f"note: {name} {s}: not all ten tasks in full - 'Average' is not the paper's average")
-        trunc = sum(v.get("fewshot_truncated_items", 0) for v in r["tasks"].values())
-        if trunc:
-            notes.append(f"note: {name} {s}: {trunc} item(s) had few-shot exemplars dropped to fit the context")
-        failed = sum(v.get("extraction_failures", 0) for v in r["tasks"].values())
-        if failed:
-            notes.append(f"note: {name} {s}: no letter could be read from {failed} answer(s); counted wrong")
-        errs = sum(len(v.get("item_errors", [])) for v in r["tasks"].values())
-        if errs:
-            notes.append(f"note: {name} {s}: the backend gave no answer for {errs} item(s); counted wrong")
-        long_ = sum(len(v.get("too_long_items", [])) for v in r["tasks"].values())
-        if long_:
-            notes.append(f"note: {name} {s}: {long_} item(s) longer than the context were counted wrong")
-    return "\n".join([*lines, "", *_grid(head2, rows2), *([""] + notes if notes else [])])
-
-
-def _width(s: str) -> int:
-    import unicodedata
-
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
-
-
-def _grid(head: list[str], rows: list[list[str]]) -> list[str]:
-    cols = list(zip(head, *rows))
-    widths = [max(_width(c) for c in col) for col in cols]
-
-    def fmt(cells):
-        return "  ".join(c + " " * (w - _width(c)) for c, w in zip(cells, widths)).rstrip()
-
-    return [fmt(head), "  ".join("-" * w for w in widths), *[fmt(r) for r in rows]]
 
 
 def results_path(predictions_file: str | Path) -> Path:

@@ -48,9 +48,17 @@ def register_metric(metric_path: str | Path | None = None, modules_cache: str | 
 
 def register_dataset(cache_dir: str | Path | None = None) -> list[str]:
     """Load every config once through ``load_dataset`` so the name ``ancientbench`` is found in the cache."""
+    from datasets import load_dataset
+
+    from .. import DATASET_PATH
+    from ..card import ALL_CONFIG, card_configs
     from ..dataset import cache_dataset
 
-    return sorted(cache_dataset(cache_dir=cache_dir))
+    done = sorted(cache_dataset(cache_dir=cache_dir))
+    if ALL_CONFIG in card_configs(DATASET_PATH):  # every task in one config, as MMLU's "all"
+        load_dataset(DATASET_PATH, ALL_CONFIG, cache_dir=str(cache_dir) if cache_dir is not None else None)
+        done.append(ALL_CONFIG)
+    return done
 
 
 def add_arguments(parser) -> None:

@@ -41,15 +41,18 @@ OPTION_NOTES = {
 MODES = ("options", "full")
 
 
-def make_quiz(data: str | Path, task: str, *, mode: str, n: int, seed: int) -> tuple[str, dict]:
-    """The quiz text and its key for ``n`` test items of ``task`` sampled with ``random.Random(seed)``."""
+def make_quiz(data: str | Path, task: str, *, mode: str, n: int, seed: int, subset: str | None = None) -> tuple[str, dict]:
+    """The quiz text and its key for ``n`` test items of ``task`` (of one ``subset`` if given) sampled with
+    ``random.Random(seed)``."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     get_task(task)
-    items = load_split(data, task, "test")
+    items = [it for it in load_split(data, task, "test") if subset is None or it["subset"] == subset]
+    if not items:
+        raise ValueError(f"no test items of {task!r}" + (f" in subset {subset!r}" if subset else ""))
     rng = random.Random(f"{task}:{mode}:{seed}")
     sample = rng.sample(items, min(n, len(items)))
-    key: dict = {"task": task, "mode": mode, "seed": seed, "n": len(sample), "made": date.today().isoformat(), "items": {}}
+    key: dict = {"task": task, "subset": subset, "mode": mode, "seed": seed, "n": len(sample), "made": date.today().isoformat(), "items": {}}
     lines = [f"# Quiz ({len(sample)} questions)", ""]
     if mode == "options":
         lines += [
@@ -77,10 +80,10 @@ def make_quiz(data: str | Path, task: str, *, mode: str, n: int, seed: int) -> t
     return "\n".join(lines), key
 
 
-def write_quiz(data: str | Path, task: str, out: str | Path, *, mode: str, n: int, seed: int) -> Path:
+def write_quiz(data: str | Path, task: str, out: str | Path, *, mode: str, n: int, seed: int, subset: str | None = None) -> Path:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    text, key = make_quiz(data, task, mode=mode, n=n, seed=seed)
+    text, key = make_quiz(data, task, mode=mode, n=n, seed=seed, subset=subset)
     (out / "quiz.md").write_text(text, encoding="utf-8")
     (out / "key.json").write_text(json.dumps(key, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return out
@@ -115,7 +118,7 @@ def score(folder: str | Path) -> dict:
         if key["mode"] == "full" and (not ok or flag):
             review.append({"qid": qid, "id": k["id"], "gold": k["gold"], "answer": a.get("answer"), "flag": flag})
     summary = {
-        "task": key["task"], "mode": key["mode"], "n": key["n"], "made": key["made"], "seed": key["seed"],
+        "task": key["task"], "subset": key.get("subset"), "mode": key["mode"], "n": key["n"], "made": key["made"], "seed": key["seed"],
         "answered": key["n"] - len(missing), "correct": right, "accuracy": right / key["n"] if key["n"] else None,
         "to_adjudicate": review,
     }
@@ -175,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     mk.add_argument("--mode", choices=MODES, required=True)
     mk.add_argument("--n", type=int, default=50)
     mk.add_argument("--seed", type=int, default=2026)
+    mk.add_argument("--subset", default=None, help="only items of this subset (e.g. tradoc_word in_context)")
     mk.add_argument("--data", default=DATASET_PATH)
     mk.add_argument("--out", required=True)
     sc = sub.add_parser("score", help="score DIR/answers.jsonl against DIR/key.json, write DIR/summary.json")
@@ -186,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     rv.add_argument("--out", required=True)
     args = p.parse_args(argv)
     if args.cmd == "make":
-        print(write_quiz(args.data, args.task, args.out, mode=args.mode, n=args.n, seed=args.seed))
+        print(write_quiz(args.data, args.task, args.out, mode=args.mode, n=args.n, seed=args.seed, subset=args.subset))
     elif args.cmd == "score":
         print(json.dumps(score(args.folder), ensure_ascii=False, indent=1))
     else:

@@ -21,7 +21,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from .tasks import COMPETENCIES, COMPETENCY_DISPLAY, COMPETENCY_TASKS, LETTERS, TASK_BY_NAME, TASK_NAMES
+from ..tasks import (
+    COMPETENCIES,
+    COMPETENCY_DISPLAY,
+    COMPETENCY_TASKS,
+    LETTERS,
+    TASK_BY_NAME,
+    TASK_NAMES,
+)
+from .table import render
 
 DEFAULT_BINS = 10
 
@@ -142,21 +150,21 @@ def calibration(predictions: list[dict], bins: int = DEFAULT_BINS) -> dict | Non
 
 def markdown_table(rows: list[tuple[str, dict]]) -> str:
     """One row per model: overall ECE and Brier, then ECE per competency (in %)."""
-    head = "| Model | ECE (%) | Brier | " + " | ".join(f"ECE {COMPETENCY_DISPLAY[c][0]} {COMPETENCY_DISPLAY[c][1]}" for c in COMPETENCIES) + " | mean conf. (%) | acc. (%) |"
-    lines = [head, "|---|---|---|" + "---|" * len(COMPETENCIES) + "---|---|"]
+    head = ["Model", "ECE (%)", "Brier", *(f"ECE {COMPETENCY_DISPLAY[c][0]} {COMPETENCY_DISPLAY[c][1]}" for c in COMPETENCIES), "mean conf. (%)", "acc. (%)"]
+    body = []
     for label, cal in rows:
         comp = [f"{100 * cal['competencies'][c]['ece']:.1f}" if c in cal["competencies"] else "–" for c in COMPETENCIES]
         o = cal["overall"]
-        lines.append(f"| {label} | {100 * o['ece']:.1f} | {o['brier']:.3f} | " + " | ".join(comp) + f" | {100 * o['mean_confidence']:.1f} | {100 * o['accuracy']:.1f} |")
-    return "\n".join(lines)
+        body.append([label, f"{100 * o['ece']:.1f}", f"{o['brier']:.3f}", *comp, f"{100 * o['mean_confidence']:.1f}", f"{100 * o['accuracy']:.1f}"])
+    return render(head, body, style="markdown")
 
 
 def task_markdown_table(label: str, cal: dict) -> str:
     """Per task ECE, Brier, accuracy and mean confidence for one result."""
-    lines = [f"| {label}: task | n | ECE (%) | Brier | acc. (%) | mean conf. (%) |", "|---|---|---|---|---|---|"]
-    for t, f in cal["tasks"].items():
-        lines.append(f"| {TASK_BY_NAME[t].display_en} | {f['n']} | {100 * f['ece']:.1f} | {f['brier']:.3f} | {100 * f['accuracy']:.1f} | {100 * f['mean_confidence']:.1f} |")
-    return "\n".join(lines)
+    head = [f"{label}: task", "n", "ECE (%)", "Brier", "acc. (%)", "mean conf. (%)"]
+    body = [[TASK_BY_NAME[t].display_en, str(f["n"]), f"{100 * f['ece']:.1f}", f"{f['brier']:.3f}", f"{100 * f['accuracy']:.1f}", f"{100 * f['mean_confidence']:.1f}"]
+            for t, f in cal["tasks"].items()]
+    return render(head, body, style="markdown")
 
 
 def reliability_plot(entries: list[tuple[str, list[dict]]], path: str | Path, *, bins: int = DEFAULT_BINS, title: str = "Reliability") -> None:

@@ -15,221 +15,30 @@ reference row under every table; it is not ranked and not considered for bold.
 
 from __future__ import annotations
 
-from .errors import AncientBenchError
-
 import argparse
 import json
-import os
-import textwrap
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from .aggregate import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED, aggregate, bootstrap_ci
-from .tasks import COMPETENCIES, COMPETENCY_DISPLAY, LETTERS, TASK_BY_NAME, TASK_NAMES
+from ..aggregate import (
+    DEFAULT_BOOTSTRAP_RESAMPLES,
+    DEFAULT_BOOTSTRAP_SEED,
+    aggregate,
+    bootstrap_ci,
+)
+from ..tasks import COMPETENCIES, COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES
+from .plots import radar_plot, task_bar_plot
+from .results import (
+    ReportError,
+    Result,
+    collect_result_files,
+    display_name,
+    figure,
+    label_results,
+    load_result,
+)
+from .table import render
 
-HUMAN_NAME = "Human"
-RESULTS_GLOB = "results_*shot.json"
 PAPER_TABLE_NUMBER = {0: 2, 5: 3}  # the paper's Table 2 is zero-shot, Table 3 is 5-shot
-
-
-class ReportError(AncientBenchError, ValueError):
-    """A results or predictions file that cannot be used; the message names the file (and line/field)."""
-
-
-@dataclass
-class Result:
-    """One results file with its predictions, as read from disk."""
-
-    path: Path
-    data: dict
-    predictions: list[dict]
-    label: str = ""
-    figures: dict = field(default_factory=dict)  # aggregate() recomputed from the predictions
-    ci: dict = field(default_factory=dict)  # aggregate.bootstrap_ci() of the same
-
-    @property
-    def shots(self) -> int:
-        return int(self.data["setting"]["shots"])
-
-    @property
-    def is_human(self) -> bool:
-        return self.data["model"].get("name_or_path") == HUMAN_NAME
-
-    @property
-    def model_key(self) -> tuple:
-        """What identifies 'the same model and scoring convention' across shot settings."""
-        m, s = self.data["model"], self.data["setting"]
-        return (m.get("name_or_path"), m.get("revision"), m.get("weights_sha256"), s.get("letter_style"), s.get("chat"), bool(s.get("circular")))
-
-
-# ----------------------------------------------------------------------------------------------------
-# Reading results
-
-
-def collect_result_files(paths: list[str | Path]) -> list[Path]:
-    """Expand the command line's RESULTS (files, or folders searched recursively) into results files."""
-    found: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            hits = sorted(p.rglob(RESULTS_GLOB))
-            if not hits:
-                raise ReportError(f"{p}: folder holds no {RESULTS_GLOB} file")
-            found.extend(hits)
-        elif p.is_file():
-            found.append(p)
-        else:
-            raise ReportError(f"{p}: no such file or folder")
-    unique: list[Path] = []
-    seen: set[Path] = set()
-    for p in found:
-        r = p.resolve()
-        if r not in seen:
-            seen.add(r)
-            unique.append(p)
-    return unique
-
-
-def _predictions_path(results_path: Path, data: dict) -> Path:
-    """Where a results file's predictions are: as recorded (absolute, or relative to the results file's
-    folder or the current folder), else ``predictions_<k>shot.jsonl`` beside it."""
-    shots = data.get("setting", {}).get("shots")
-    name = data.get("predictions_file")
-    candidates = []
-    if name:
-        p = Path(name)
-        candidates += [p] if p.is_absolute() else [results_path.parent / p.name, results_path.parent / p, p]
-    candidates.append(results_path.parent / f"predictions_{shots}shot.jsonl")
-    for c in candidates:
-        if c.is_file():
-            return c
-    return candidates[0]
-
-
-def read_predictions(path: Path) -> list[dict]:
-    """Read a predictions JSONL, checking each line's fields; errors name the file, line and field."""
-    if not path.is_file():
-        raise ReportError(f"{path}: predictions file not found")
-    rows: list[dict] = []
-    ids: dict[str, int] = {}
-    with path.open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ReportError(f"{path}, line {line_no}: not valid JSON ({e.msg})") from None
-            if not isinstance(row, dict):
-                raise ReportError(f"{path}, line {line_no}: expected a JSON object")
-            for f in ("id", "task", "gold", "pred"):
-                if f not in row:
-                    raise ReportError(f"{path}, line {line_no}, field {f!r}: missing")
-            if row["task"] not in TASK_BY_NAME:
-                raise ReportError(f"{path}, line {line_no}, field 'task': unknown task {row['task']!r}")
-            if row["gold"] not in LETTERS:
-                raise ReportError(f"{path}, line {line_no}, field 'gold': {row['gold']!r} is not one of A-D")
-            if row["pred"] is not None and row["pred"] not in LETTERS:  # null: no answer (e.g. too long), counted wrong
-                raise ReportError(f"{path}, line {line_no}, field 'pred': {row['pred']!r} is not one of A-D or null")
-            lp = row.get("logprobs")
-            if lp is not None and not (
-                isinstance(lp, list) and len(lp) == 4 and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in lp)
-            ):
-                raise ReportError(f"{path}, line {line_no}, field 'logprobs': expected four numbers or null")
-            if row["id"] in ids:
-                raise ReportError(f"{path}, line {line_no}, field 'id': duplicate id {row['id']!r} (first at line {ids[row['id']]})")
-            ids[row["id"]] = line_no
-            rows.append(row)
-    if not rows:
-        raise ReportError(f"{path}: predictions file is empty")
-    return rows
-
-
-def _run_items(predictions: list[dict], tasks: dict) -> list[dict]:
-    """The predictions that belong to the results file's run.
-
-    ``ancientbench eval`` writes a setting's predictions file in dataset order and keeps records of items
-    outside the latest run (e.g. from an earlier run without ``--limit``) after them, so each task's run
-    items are its first ``total`` records in the file; tasks the results file does not list are dropped.
-    """
-    taken: dict[str, int] = {}
-    out = []
-    for p in predictions:
-        row = tasks.get(p["task"])
-        if not isinstance(row, dict) or not isinstance(row.get("total"), int):
-            continue
-        if taken.get(p["task"], 0) < row["total"]:
-            taken[p["task"]] = taken.get(p["task"], 0) + 1
-            out.append(p)
-    return out
-
-
-def load_result(path: str | Path) -> Result:
-    """Read one results file and its predictions, and check that the two agree task by task."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise ReportError(f"{path}: not valid JSON ({e.msg}, line {e.lineno})") from None
-    except OSError as e:
-        raise ReportError(f"{path}: cannot read ({e.strerror})") from None
-    if not isinstance(data, dict):
-        raise ReportError(f"{path}: expected a JSON object")
-    for key in ("model", "setting", "tasks"):
-        if not isinstance(data.get(key), dict):
-            raise ReportError(f"{path}, field {key!r}: missing or not an object (is this an ancientbench results file?)")
-    if "name_or_path" not in data["model"]:
-        raise ReportError(f"{path}, field 'model.name_or_path': missing")
-    if not isinstance(data["setting"].get("shots"), int):
-        raise ReportError(f"{path}, field 'setting.shots': missing or not an integer")
-    predictions = _run_items(read_predictions(_predictions_path(path, data)), data["tasks"])
-    figures = aggregate([p["pred"] == p["gold"] for p in predictions], [p["task"] for p in predictions])
-    for task, row in data["tasks"].items():
-        got = figures["tasks"].get(task)
-        if got is None or (got["correct"], got["total"]) != (row.get("correct"), row.get("total")):
-            have = f"{got['correct']}/{got['total']}" if got else "no items"
-            raise ReportError(
-                f"{path}, field 'tasks.{task}': results say {row.get('correct')}/{row.get('total')} correct but the "
-                f"predictions file has {have}; the two files do not belong together"
-            )
-    if not predictions:
-        raise ReportError(f"{path}: the predictions file holds none of the results' items")
-    return Result(path=path, data=data, predictions=predictions, figures=figures)
-
-
-def display_name(data: dict) -> str:
-    """A short row label: hub ids as they are, local folders by their last component."""
-    name = str(data["model"]["name_or_path"]).rstrip("/\\")
-    if os.path.isabs(name) or name.startswith((".", "~")):
-        name = Path(name).name or name
-    return name
-
-
-def label_results(results: list[Result]) -> None:
-    """Give each result a row label, unique within its shot setting (adding what tells them apart)."""
-    for r in results:
-        r.label = display_name(r.data) + (" (circular, all rotations)" if r.data.get("circular") else "")
-    by_setting: dict[tuple[int, str], list[Result]] = {}
-    for r in results:
-        by_setting.setdefault((r.shots, r.label), []).append(r)
-    for group in by_setting.values():
-        if len(group) < 2:
-            continue
-        for r in group:
-            s, m = r.data["setting"], r.data["model"]
-            extra = []
-            if s.get("chat"):
-                extra.append("chat")
-            if s.get("letter_style") not in (None, "bare"):
-                extra.append(f"letters {s.get('letter_style')!r}")
-            if m.get("revision"):
-                extra.append(f"rev {str(m['revision'])[:10]}")
-            if extra:
-                r.label += " (" + ", ".join(extra) + ")"
-        seen: dict[str, int] = {}
-        for r in group:
-            seen[r.label] = seen.get(r.label, 0) + 1
-            if seen[r.label] > 1:
-                r.label += f" #{seen[r.label]}"
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -283,7 +92,7 @@ def paired_bootstrap_diff(
         return [float(lo), float(hi)]
 
     comp_samples = {}
-    from .tasks import COMPETENCY_TASKS
+    from ..tasks import COMPETENCY_TASKS
 
     for c in COMPETENCIES:
         present = [diffs[t] for t in COMPETENCY_TASKS[c] if t in diffs]
@@ -337,15 +146,6 @@ def _columns(kind: str) -> list[tuple[str, str, str]]:
     return [(t, TASK_BY_NAME[t].display_zh, TASK_BY_NAME[t].display_en) for t in TASK_NAMES]
 
 
-def _value(r: Result, kind: str, key: str) -> tuple[float | None, list[float] | None]:
-    if kind == "competency":
-        if key == "average":
-            return r.figures["average"], r.ci.get("average")
-        return r.figures["competencies"].get(key), r.ci.get("competencies", {}).get(key)
-    row = r.figures["tasks"].get(key)
-    return (row["accuracy"] if row else None), r.ci.get("tasks", {}).get(key)
-
-
 def sort_rows(results: list[Result]) -> list[Result]:
     """Models by average, best first (ties by label); Human rows after them."""
     models = [r for r in results if not r.is_human]
@@ -358,14 +158,14 @@ def table_rows(rows: list[Result], kind: str) -> tuple[list[tuple[str, str]], li
     cols = _columns(kind)
     best: dict[str, str] = {}
     for key, _, _ in cols:
-        shown = [pct(_value(r, kind, key)[0]) for r in rows if not r.is_human and _value(r, kind, key)[0] is not None]
+        shown = [pct(figure(r, kind, key)[0]) for r in rows if not r.is_human and figure(r, kind, key)[0] is not None]
         if len([r for r in rows if not r.is_human]) > 1 and shown:
             best[key] = max(shown, key=float)  # compare the values as printed, so printed ties are all bold
     out = []
     for r in rows:
         cells = {}
         for key, _, _ in cols:
-            v, ci = _value(r, kind, key)
+            v, ci = figure(r, kind, key)
             cells[key] = {"value": pct(v), "ci": ci_text(ci), "bold": (not r.is_human and v is not None and best.get(key) == pct(v))}
         out.append({"label": r.label + ("" if r.data.get("complete", r.figures["complete"]) else " *"), "human": r.is_human, "cells": cells})
     return [(k, f"{zh} {en}") for k, zh, en in cols], out
@@ -373,15 +173,15 @@ def table_rows(rows: list[Result], kind: str) -> tuple[list[tuple[str, str]], li
 
 def markdown_table(rows: list[Result], kind: str) -> str:
     headers, body = table_rows(rows, kind)
-    lines = ["| Model | " + " | ".join(h for _, h in headers) + " |", "|---|" + "---|" * len(headers)]
+    cells = []
     for row in body:
-        cells = []
+        line = [row["label"]]
         for key, _ in headers:
             c = row["cells"][key]
             v = f"**{c['value']}**" if c["bold"] else c["value"]
-            cells.append(f"{v} {c['ci']}".strip())
-        lines.append(f"| {row['label']} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+            line.append(f"{v} {c['ci']}".strip())
+        cells.append(line)
+    return render(["Model", *(h for _, h in headers)], cells, style="markdown")
 
 
 def latex_table(rows: list[Result], kind: str, caption: str, tag: str) -> str:
@@ -490,155 +290,6 @@ def delta_latex(deltas: list[dict]) -> str:
         lines.append(rf"{latex_escape(d['model'])} & 0$\to${d['to_shots']} & " + " & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\caption{Change from zero-shot to few-shot (points; paired 95\% bootstrap interval).}", r"\label{tab:shot-delta}", r"\end{table}"]
     return "\n".join(lines)
-
-
-# ----------------------------------------------------------------------------------------------------
-# Plots
-
-
-def plot_labels_cjk() -> str | None:
-    """Make a CJK-capable font available to matplotlib and return its family name, or None if none exists.
-
-    matplotlib caches its font list, so a font installed after the cache was built (e.g. Debian
-    fonts-wqy-microhei from scripts/install.sh) is added from the system font folders by file name.
-    """
-    from matplotlib import font_manager as fm
-
-    known = ("WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Noto Sans CJK", "Noto Serif CJK", "Source Han", "Droid Sans Fallback", "AR PL", "SimHei", "Microsoft YaHei", "PingFang", "Hiragino Sans GB")
-
-    def find() -> str | None:
-        for f in fm.fontManager.ttflist:
-            if f.name.startswith(known):
-                return f.name
-        return None
-
-    name = find()
-    if name:
-        return name
-    hints = ("wqy", "notosanscjk", "notoserifcjk", "noto-cjk", "sourcehan", "droidsansfallback", "uming", "ukai")
-    for path in fm.findSystemFonts():
-        if any(h in path.lower().replace("_", "").replace(" ", "") for h in hints):
-            try:
-                fm.fontManager.addfont(path)
-            except (OSError, RuntimeError, ValueError):  # an unreadable font file: skip it, try the next
-                continue
-    return find()
-
-
-def _setup_matplotlib():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    cjk = plot_labels_cjk()
-    if cjk:
-        plt.rcParams["font.family"] = ["DejaVu Sans", cjk]  # Latin glyphs from DejaVu, CJK falls back to cjk
-    return plt, cjk
-
-
-def _label(zh: str, en: str, cjk: str | None, sep: str = "\n") -> str:
-    return f"{zh}{sep}{en}" if cjk else en
-
-
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-LINESTYLES = ("-", "--", "-.", ":")
-CHANCE_STYLE = dict(color="tab:red", linestyle=(0, (4, 2)), linewidth=1.6)  # off the gridlines, so it stays visible
-
-
-def _identical_to(rows: list[Result], key) -> dict[int, str]:
-    """Row index -> label of an earlier row with exactly the same plotted values (their lines would coincide)."""
-    seen: dict[tuple, str] = {}
-    same: dict[int, str] = {}
-    for i, r in enumerate(rows):
-        values = key(r)
-        if values in seen:
-            same[i] = seen[values]
-        else:
-            seen[values] = r.label
-    return same
-
-
-def radar_figure(rows: list[Result], title: str):
-    """The competency radar: one closed line per result, the human dashed black, chance as a red ring at 25%."""
-    import numpy as np
-
-    plt, cjk = _setup_matplotlib()
-    n = len(COMPETENCIES)
-    angles = np.linspace(0, 2 * np.pi, n, endpoint=False).tolist()
-    fig = plt.figure(figsize=(8.5, 6), layout="constrained")
-    ax = fig.add_subplot(111, polar=True)
-    ax.set_theta_offset(np.pi / 2)
-    ax.set_theta_direction(-1)
-    ax.set_xticks(angles)
-    ax.set_xticklabels([_label(*COMPETENCY_DISPLAY[c], cjk) for c in COMPETENCIES], fontsize=11)
-    ax.set_ylim(0, 100)
-    ax.set_yticks([20, 40, 60, 80, 100])  # no gridline at 25: the chance ring must not hide on one
-    ax.set_yticklabels(["20", "40", "60", "80", "100"], fontsize=8, color="0.4")
-    ring = np.linspace(0, 2 * np.pi, 200)
-    ax.plot(ring, [25] * len(ring), label="chance (25%)", zorder=1, **CHANCE_STYLE)
-    same = _identical_to(rows, lambda r: tuple(r.figures["competencies"].get(c) for c in COMPETENCIES))
-    for i, r in enumerate(rows):
-        vals = [100 * r.figures["competencies"].get(c, float("nan")) for c in COMPETENCIES]
-        if r.is_human:
-            style = dict(color="black", linestyle="--", linewidth=2, marker="o")
-        elif i in same:  # a line that coincides with an earlier one: dashed with open markers, so both show
-            style = dict(linewidth=2.2, marker=MARKERS[i % len(MARKERS)], markersize=8, markerfacecolor="none", linestyle=(0, (3, 3)))
-        else:
-            style = dict(linewidth=1.8, marker=MARKERS[i % len(MARKERS)], markersize=4, linestyle=LINESTYLES[(i // len(MARKERS)) % len(LINESTYLES)])
-        label = r.label + (f" (= {same[i]})" if i in same else "")
-        line = ax.plot(angles + angles[:1], vals + vals[:1], label=label, zorder=3, **style)[0]
-        if not r.is_human:
-            ax.fill(angles + angles[:1], vals + vals[:1], alpha=0.08, color=line.get_color())
-    ax.set_title(title, pad=22)
-    fig.legend(loc="outside right upper", fontsize=8, frameon=False)
-    return fig
-
-
-def radar_plot(rows: list[Result], path: Path, title: str) -> None:
-    import matplotlib.pyplot as plt
-
-    fig = radar_figure(rows, title)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-
-
-def task_bar_figure(rows: list[Result], title: str):
-    """Per-task accuracy bars with 95% bootstrap intervals, one bar per result, chance as a red line."""
-    import numpy as np
-
-    plt, cjk = _setup_matplotlib()
-    tasks = [t for t in TASK_NAMES if any(t in r.figures["tasks"] for r in rows)]
-    x = np.arange(len(tasks))
-    width = 0.8 / max(1, len(rows))
-    fig, ax = plt.subplots(figsize=(max(9, 1.3 * len(tasks) + 3.5), 5.4), layout="constrained")
-    for j, r in enumerate(rows):
-        vals, lo, hi = [], [], []
-        for t in tasks:
-            v, ci = _value(r, "task", t)
-            vals.append(100 * v if v is not None else np.nan)
-            lo.append(100 * (v - ci[0]) if ci else 0)
-            hi.append(100 * (ci[1] - v) if ci else 0)
-        kw = dict(color="0.25", hatch="//", edgecolor="white") if r.is_human else {}
-        ax.bar(x - 0.4 + width * (j + 0.5), vals, width, yerr=[lo, hi], capsize=2, error_kw=dict(elinewidth=0.8, ecolor="0.3"), label=r.label, **kw)
-    ax.axhline(25, label="chance (25%)", **CHANCE_STYLE)
-    ax.set_xticks(x)
-    ax.set_xticklabels([_label(TASK_BY_NAME[t].display_zh, textwrap.fill(TASK_BY_NAME[t].display_en, 13), cjk) for t in tasks], fontsize=9)
-    ax.set_ylabel("accuracy (%), 95% bootstrap interval")
-    ax.set_ylim(0, 103)
-    ax.set_yticks([0, 20, 40, 60, 80, 100])
-    ax.set_xlim(-0.6, len(tasks) - 0.4)
-    ax.set_title(title)
-    fig.legend(loc="outside right upper", fontsize=8, frameon=False)
-    return fig
-
-
-def task_bar_plot(rows: list[Result], path: Path, title: str) -> None:
-    import matplotlib.pyplot as plt
-
-    fig = task_bar_figure(rows, title)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
 
 
 # ----------------------------------------------------------------------------------------------------

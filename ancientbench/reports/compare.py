@@ -21,9 +21,11 @@ import json
 import sys
 from pathlib import Path
 
-from .aggregate import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED, aggregate
-from .report import ReportError, collect_result_files, display_name, load_result, paired_bootstrap_diff
-from .tasks import COMPETENCIES, COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES
+from ..aggregate import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED, aggregate
+from ..tasks import COMPETENCIES, COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES
+from .report import paired_bootstrap_diff
+from .results import ReportError, collect_result_files, display_name, load_result
+from .table import render
 
 EXACT_BELOW = 25  # discordant pairs below which McNemar uses the exact binomial test
 
@@ -128,21 +130,12 @@ def compare(
     }
 
 
-def _pad(s: str, width: int) -> str:
-    """Left-justify to a terminal display width (CJK characters take two columns)."""
-    import unicodedata
-
-    used = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
-    return s + " " * max(0, width - used)
-
-
 def _p(p: float) -> str:
     return "<0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
 def format_table(res: dict) -> str:
     """The printed comparison: one row per task, competency, average and pooled accuracy."""
-    head = f"{'':<34}{'n':>6}{'A %':>8}{'B %':>8}{'A-B':>8}  {'95% CI':<16}{'b':>5}{'c':>5}  {'p':>8}  test"
     lines = [
         f"A: {res['a']['model']} ({res['a']['shots']}-shot)  {res['a']['results_file']}",
         f"B: {res['b']['model']} ({res['b']['shots']}-shot)  {res['b']['results_file']}",
@@ -152,25 +145,21 @@ def format_table(res: dict) -> str:
         f"({res['bootstrap']['n_resamples']} resamples, seed {res['bootstrap']['seed']}). McNemar: b = A right & B wrong, "
         f"c = A wrong & B right; exact binomial test when b + c < {res['mcnemar_exact_below']}, else chi-square with continuity correction.",
         "",
-        head,
-        "-" * len(head),
     ]
 
     def row(name, n, f, m=None):
         ci = f"[{100 * f['ci'][0]:+.1f}, {100 * f['ci'][1]:+.1f}]"
-        text = f"{_pad(name, 34)}{n:>6}{100 * f['a']:>8.1f}{100 * f['b']:>8.1f}{100 * f['diff']:>+8.1f}  {ci:<16}"
-        if m:
-            text += f"{m['b']:>5}{m['c']:>5}  {_p(m['p_value']):>8}  {m['test']}"
-        return text
+        cells = [name, str(n), f"{100 * f['a']:.1f}", f"{100 * f['b']:.1f}", f"{100 * f['diff']:+.1f}", ci]
+        return cells + ([str(m["b"]), str(m["c"]), _p(m["p_value"]), m["test"]] if m else ["", "", "", ""])
 
-    for t, f in res["tasks"].items():
-        lines.append(row(f"{TASK_BY_NAME[t].display_zh} {t}", f["n"], f, f["mcnemar"]))
-    lines.append("-" * len(head))
+    rows = [row(f"{TASK_BY_NAME[t].display_zh} {t}", f["n"], f, f["mcnemar"]) for t, f in res["tasks"].items()]
     for c, f in res["competencies"].items():
         n = sum(res["tasks"][t]["n"] for t in res["tasks"] if TASK_BY_NAME[t].competency == c)
-        lines.append(row(f"{COMPETENCY_DISPLAY[c][0]} {c}", n, f))
-    lines.append(row("平均 average" + ("" if res["complete"] else " (not all tasks)"), res["n_items"], res["average"]))
-    lines.append(row("all items pooled (micro)", res["n_items"], res["micro_accuracy"], res["micro_accuracy"]["mcnemar"]))
+        rows.append(row(f"{COMPETENCY_DISPLAY[c][0]} {c}", n, f))
+    rows.append(row("平均 average" + ("" if res["complete"] else " (not all tasks)"), res["n_items"], res["average"]))
+    rows.append(row("all items pooled (micro)", res["n_items"], res["micro_accuracy"], res["micro_accuracy"]["mcnemar"]))
+    head = ["", "n", "A %", "B %", "A-B", "95% CI", "b", "c", "p", "test"]
+    lines.append(render(head, rows, align="lrrrrlrrrl"))
     return "\n".join(lines)
 
 

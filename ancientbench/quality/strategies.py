@@ -1,0 +1,425 @@
+"""Every knowledge-free shortcut strategy, as code: what an examinee without knowledge of ancient Chinese
+could use to pick an option. The audit measures them and the builders balance them.
+
+API (for builders and the audit)::
+
+    from ancientbench.quality.strategies import Item, Context, STRATEGIES, credits, item_from_row, Frequencies
+
+    ctx = Context(freq)                       # freq: Frequencies (classics counts); Unihan loads lazily
+    item = Item.make("homophone", question, [key, d1, d2, d3])   # head character taken from the question
+    credits(item, 0, ctx)                     # {strategy name: credit of the option at index 0} (ties 1/k)
+
+A strategy is ``fn(item, ctx) -> list[float]``, one score per option; its guess is the best-scored option
+and a tie among k options including the key earns 1/k (:func:`strategy_credit`). ``STRATEGIES`` holds them
+all, by family (``FAMILY``): *form* (longest, shortest, most_central (text similarity with the other
+options), most_central_glyph (the option that contains, or lies in, most other
+options: the option whose parts are the other options), most/least_frequent_option (how often the option string is an option in the task:
+``ctx.option_counts``), most_strokes (Unihan kTotalStrokes), most_frequent_char, rarest_char,
+question_overlap, unigram_lm), *mandarin* (pypinyin, all heteronyms: same_syllable_tone, same_syllable,
+nearest_initial_final, fanqie_mandarin and fanqie_mandarin_toneless: a 反切 option read through Mandarin,
+upper speller -> initial, lower speller -> final (and tone)), *glyph* (decompositions of
+:mod:`ancientbench.builders.decomposition`: is_component: the option is a part of the head character;
+shares_component; same_phonetic_series: Unihan kGSR series or kPhonetic group shared with the head).
+Strategies that need the head character (the one the question asks about) use :func:`head_char`: the last
+single-character 「…」 quotation of the question (every generated template, excdoc_word and phonetic_loan
+have one); where there is none they score every option alike (chance). ``pick_balanced`` in
+:mod:`ancientbench.builders.debias` takes ``task=`` to balance all of them (and ``max_option_uses=``
+to cap recurrence); its ``Balancer`` does the same item by item, for builders that draw each item's
+distractors from what earlier items left unused. ``BALANCED_V1`` /
+``BALANCED_V1_WITH_CENTRAL`` are the form strategies of data version 1 with their old signature
+``fn(question, options, freq)``, kept so builders not yet moved to ``task=`` rebuild byte-identically.
+
+Imports go one way: builders.<task> -> builders.debias -> quality.strategies -> builders' source adapters
+(unihan, classics, decomposition), never a task builder.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache, cached_property
+from typing import NamedTuple
+
+from ..tasks import LETTERS
+
+# ---------------------------------------------------------------------------------------------- inputs
+
+
+def chars(text: str) -> list[str]:
+    """The characters of a text that carry content: letters, digits, ideographs (no spaces or punctuation)."""
+    return [ch for ch in text if unicodedata.category(ch)[0] in ("L", "N")]
+
+
+class Frequencies:
+    """Character unigram counts with an add-one smoothed log-probability."""
+
+    def __init__(self, counts: Mapping[str, int], label: str):
+        self.counts = counts
+        self.label = label
+        self.total = sum(counts.values())
+        self.vocab = len(counts) + 1
+
+    def __getitem__(self, ch: str) -> int:
+        return self.counts.get(ch, 0)
+
+    def logprob(self, ch: str) -> float:
+        return math.log((self.counts.get(ch, 0) + 1) / (self.total + self.vocab))
+
+
+_QUOTE = re.compile(r"「([^「」]*)」")
+
+
+def head_char(question: str) -> str | None:
+    """The character the question asks about: the last 「X」 quotation holding one character, else None
+    (cloze and translation quote a sentence and have none)."""
+    for q in reversed(_QUOTE.findall(question)):
+        if len(q) == 1:
+            return q
+    return None
+
+
+class Item(NamedTuple):
+    task: str
+    question: str
+    options: tuple[str, ...]
+    head: str | None
+
+    @classmethod
+    def make(cls, task: str, question: str, options: Sequence[str]) -> Item:
+        return cls(task, question, tuple(o.strip() for o in options), head_char(question))
+
+
+def item_from_row(row: Mapping[str, str]) -> tuple[Item, int]:
+    """An item and the index of its key, from a dataset row."""
+    return Item.make(row["task"], row["question"], [row[L] for L in LETTERS]), LETTERS.index(row["answer"])
+
+
+@dataclass
+class Context:
+    """What strategies read besides the item: character frequencies, Unihan (loaded on first use) and the
+    number of times each option string is an option in the task (set by the audit or the builder)."""
+
+    freq: Frequencies
+    option_counts: Counter = field(default_factory=Counter)
+    unihan_dir: str | None = None
+
+    @cached_property
+    def unihan(self):
+        from ..builders import unihan
+
+        return unihan.load(self.unihan_dir)
+
+
+# ---------------------------------------------------------------------------------------------- sound
+
+
+@cache
+def syllables(ch: str) -> frozenset[str]:
+    """Mandarin syllables with tone number of a character, every heteronym (pypinyin TONE3): 東 -> {'dong1'}."""
+    from pypinyin import Style, pinyin
+
+    out = {p for grp in pinyin(ch, style=Style.TONE3, heteronym=True, neutral_tone_with_five=True, errors="ignore") for p in grp}
+    return frozenset(p for p in out if p and p[-1].isdigit())
+
+
+@cache
+def toneless(ch: str) -> frozenset[str]:
+    return frozenset(p.rstrip("12345") for p in syllables(ch))
+
+
+@cache
+def initial_final_tone(ch: str) -> frozenset[tuple[str, str, str]]:
+    """(initial, final, tone) of every Mandarin reading (pypinyin, strict=False: y/w count as initials)."""
+    from pypinyin.contrib.tone_convert import to_finals, to_initials
+
+    out = set()
+    for s in syllables(ch):
+        tone = s[-1]
+        base = s[:-1]
+        out.add((to_initials(base, strict=False), to_finals(base, strict=False), tone))
+    return frozenset(out)
+
+
+_INITIAL_CLASS = {i: n for n, grp in enumerate(("bpmf", ("d", "t", "n", "l"), "gkh", "jqx", ("zh", "ch", "sh", "r"), "zcs", "yw"))
+                  for i in grp}
+
+
+def _coda(final: str) -> str:
+    for end in ("ng", "n", "i", "u", "o", "r"):
+        if final.endswith(end):
+            return end
+    return ""
+
+
+def _initial_closeness(a: str, b: str) -> float:
+    if a == b:
+        return 1.0
+    return 0.5 if a and b and _INITIAL_CLASS.get(a, -1) == _INITIAL_CLASS.get(b, -2) else 0.0
+
+
+def _final_closeness(a: str, b: str) -> float:
+    if a == b:
+        return 1.0
+    return 0.5 if a and b and _coda(a) == _coda(b) else 0.0
+
+
+def _any_char_with(option: str, test: Callable[[str], bool]) -> float:
+    return 1.0 if any(test(c) for c in chars(option)) else 0.0
+
+
+# ---------------------------------------------------------------------------------------------- strategies
+
+Strategy = Callable[[Item, Context], list[float]]
+_FANQIE = re.compile(r"^(.)(.)切$")
+
+
+def longest(it: Item, ctx: Context) -> list[float]:
+    return [float(len(o)) for o in it.options]
+
+
+def shortest(it: Item, ctx: Context) -> list[float]:
+    return [-float(len(o)) for o in it.options]
+
+
+def most_central(it: Item, ctx: Context) -> list[float]:
+    # the key wins when every distractor is the key with one small edit
+    return [sum(difflib.SequenceMatcher(None, o, p, autojunk=False).ratio() for j, p in enumerate(it.options) if j != i)
+            for i, o in enumerate(it.options)]
+
+
+def _graphs(option: str) -> frozenset[str]:
+    from ..builders.decomposition import graph_set
+
+    out: set[str] = set()
+    for c in chars(option):
+        out |= graph_set(c)
+    return frozenset(out)
+
+
+def most_central_glyph(it: Item, ctx: Context) -> list[float]:
+    # the option whose parts are the other options (斯 beside 其 and 斤): other options it contains or lies in
+    from ..builders.decomposition import components, fold
+
+    folded = [fold(o) for o in it.options]
+    parts = [components(o) if len(o) == 1 else frozenset() for o in it.options]
+    return [float(sum(1 for j in range(len(folded)) if j != i and (folded[j] in parts[i] or folded[i] in parts[j])))
+            for i in range(len(folded))]
+
+
+def most_frequent_option(it: Item, ctx: Context) -> list[float]:
+    return [float(ctx.option_counts[o]) for o in it.options]
+
+
+def least_frequent_option(it: Item, ctx: Context) -> list[float]:
+    # a key used once beside fillers that recur across items
+    return [-float(ctx.option_counts[o]) for o in it.options]
+
+
+def most_strokes(it: Item, ctx: Context) -> list[float]:
+    u = ctx.unihan
+    return [float(sum(u.total_strokes(c) or 0 for c in chars(o))) for o in it.options]
+
+
+def most_frequent_char(it: Item, ctx: Context) -> list[float]:
+    return [float(max((ctx.freq[c] for c in chars(o)), default=0)) for o in it.options]
+
+
+def rarest_char(it: Item, ctx: Context) -> list[float]:
+    return [-float(min((ctx.freq[c] for c in chars(o)), default=0)) for o in it.options]
+
+
+def question_overlap(it: Item, ctx: Context) -> list[float]:
+    qs = set(chars(it.question))
+    return [float(len(set(chars(o)) & qs)) for o in it.options]
+
+
+def unigram_lm(it: Item, ctx: Context) -> list[float]:
+    return [sum(ctx.freq.logprob(c) for c in chars(o)) for o in it.options]
+
+
+def _flat(it: Item) -> list[float]:
+    return [0.0] * len(it.options)
+
+
+def same_syllable_tone(it: Item, ctx: Context) -> list[float]:
+    if not it.head:
+        return _flat(it)
+    h = syllables(it.head)
+    return [_any_char_with(o, lambda c: bool(syllables(c) & h)) for o in it.options]
+
+
+def same_syllable(it: Item, ctx: Context) -> list[float]:
+    if not it.head:
+        return _flat(it)
+    h = toneless(it.head)
+    return [_any_char_with(o, lambda c: bool(toneless(c) & h)) for o in it.options]
+
+
+def _closeness(a: str, b: str) -> float:
+    return max((_initial_closeness(i1, i2) + _final_closeness(f1, f2)
+                for i1, f1, _ in initial_final_tone(a) for i2, f2, _ in initial_final_tone(b)), default=0.0)
+
+
+def nearest_initial_final(it: Item, ctx: Context) -> list[float]:
+    if not it.head:
+        return _flat(it)
+    return [max((_closeness(it.head, c) for c in chars(o) if c != it.head), default=0.0) for o in it.options]
+
+
+def _fanqie_score(head: str, option: str, with_tone: bool) -> float:
+    m = _FANQIE.match(option)
+    if not m:
+        return 0.0
+    up, lo = initial_final_tone(m.group(1)), initial_final_tone(m.group(2))
+    best = 0.0
+    for hi, hf, ht in initial_final_tone(head):
+        s_up = max((1.0 for i, _, _ in up if i == hi), default=0.0)
+        s_lo = max(((1.0 if f == hf else 0.0) + (1.0 if with_tone and t == ht else 0.0) for _, f, t in lo), default=0.0)
+        best = max(best, s_up + s_lo)
+    return best
+
+
+def fanqie_mandarin(it: Item, ctx: Context) -> list[float]:
+    if not it.head:
+        return _flat(it)
+    return [_fanqie_score(it.head, o, True) for o in it.options]
+
+
+def fanqie_mandarin_toneless(it: Item, ctx: Context) -> list[float]:
+    if not it.head:
+        return _flat(it)
+    return [_fanqie_score(it.head, o, False) for o in it.options]
+
+
+def is_component(it: Item, ctx: Context) -> list[float]:
+    from ..builders.decomposition import components, fold
+
+    if not it.head:
+        return _flat(it)
+    parts = components(it.head)
+    return [1.0 if len(o) == 1 and fold(o) in parts else 0.0 for o in it.options]
+
+
+def shares_component(it: Item, ctx: Context) -> list[float]:
+    if not it.head:
+        return _flat(it)
+    h = _graphs(it.head)
+    return [float(len(_graphs(o) & h)) for o in it.options]
+
+
+def _series(u, ch: str) -> frozenset[str]:
+    return frozenset({"g" + s for s in u.gsr_series(ch)} | {"k" + p for p in u.phonetic_groups(ch)})
+
+
+def same_phonetic_series(it: Item, ctx: Context) -> list[float]:
+    if not it.head:
+        return _flat(it)
+    u = ctx.unihan
+    h = _series(u, it.head)
+    return [_any_char_with(o, lambda c: c != it.head and bool(_series(u, c) & h)) for o in it.options]
+
+
+STRATEGIES: dict[str, Strategy] = {
+    "longest": longest, "shortest": shortest, "most_central": most_central, "most_central_glyph": most_central_glyph,
+    "most_frequent_option": most_frequent_option, "least_frequent_option": least_frequent_option,
+    "most_strokes": most_strokes, "most_frequent_char": most_frequent_char, "rarest_char": rarest_char,
+    "question_overlap": question_overlap, "unigram_lm": unigram_lm,
+    "same_syllable_tone": same_syllable_tone, "same_syllable": same_syllable,
+    "nearest_initial_final": nearest_initial_final, "fanqie_mandarin": fanqie_mandarin,
+    "fanqie_mandarin_toneless": fanqie_mandarin_toneless,
+    "is_component": is_component, "shares_component": shares_component, "same_phonetic_series": same_phonetic_series,
+}
+FAMILY: dict[str, str] = {
+    **{n: "form" for n in ("longest", "shortest", "most_central", "most_central_glyph", "most_frequent_option",
+                           "least_frequent_option", "most_strokes", "most_frequent_char", "rarest_char",
+                           "question_overlap", "unigram_lm")},
+    **{n: "mandarin" for n in ("same_syllable_tone", "same_syllable", "nearest_initial_final", "fanqie_mandarin",
+                               "fanqie_mandarin_toneless")},
+    **{n: "glyph" for n in ("is_component", "shares_component", "same_phonetic_series")},
+}
+BOUND = 0.30  # every strategy at or below 30% on every task (issue 12), no exclusions
+# Need the whole task (option counts), so builders balance them from running counts.
+TASK_LEVEL = ("most_frequent_option", "least_frequent_option")
+
+
+def strategy_credit(scores: Sequence[float], gold: int) -> float:
+    """1/k when the gold option is among the k best-scored options, else 0 (fair tie-breaking)."""
+    best = max(scores)
+    winners = [i for i, s in enumerate(scores) if math.isclose(s, best, rel_tol=0, abs_tol=1e-12)]
+    return 1.0 / len(winners) if gold in winners else 0.0
+
+
+def credits(item: Item, gold: int, ctx: Context, names: Sequence[str] | None = None) -> dict[str, float]:
+    """The credit each strategy earns on one item."""
+    return {n: strategy_credit(STRATEGIES[n](item, ctx), gold) for n in (names or STRATEGIES)}
+
+
+def guesses(item: Item, ctx: Context, names: Sequence[str] | None = None) -> dict[str, list[int]]:
+    """The options each strategy picks (its best-scored options), for explaining a figure."""
+    out = {}
+    for n in names or STRATEGIES:
+        s = STRATEGIES[n](item, ctx)
+        out[n] = [i for i, v in enumerate(s) if math.isclose(v, max(s), rel_tol=0, abs_tol=1e-12)]
+    return out
+
+
+def accuracies(rows: Sequence[Mapping[str, str]], ctx: Context, names: Sequence[str] | None = None) -> dict[str, float]:
+    """Each strategy's accuracy (ties 1/k) over dataset rows of one task; option counts come from the rows."""
+    ctx.option_counts = Counter(r[L].strip() for r in rows for L in LETTERS)
+    totals: Counter = Counter()
+    for r in rows:
+        item, gold = item_from_row(r)
+        totals.update(credits(item, gold, ctx, names))
+    n = len(rows)
+    return {name: (totals[name] / n if n else 0.0) for name in (names or STRATEGIES)}
+
+
+# ------------------------------------------------------------------- data version 1 form strategies (old signature)
+
+
+def _v1(fn: Strategy) -> Callable[[str, Sequence[str], Frequencies], list[float]]:
+    def old(question, options, freq):
+        return fn(Item("", question, tuple(o.strip() for o in options), None), Context(freq))
+
+    old.__name__ = fn.__name__
+    return old
+
+
+BALANCED_V1 = {n: _v1(STRATEGIES[n]) for n in ("longest", "most_frequent_char", "question_overlap", "unigram_lm",
+                                                "shortest", "rarest_char")}
+BALANCED_V1_WITH_CENTRAL = {**BALANCED_V1, "most_central": _v1(most_central)}
+
+
+def credits_v1(question: str, options: Sequence[str], gold: int, freq: Frequencies, strategies=None) -> dict[str, float]:
+    """Credits of old-signature strategies (``fn(question, options, freq)``), data version 1's balancing."""
+    strategies = strategies or BALANCED_V1
+    return {name: strategy_credit(fn(question, options, freq), gold) for name, fn in strategies.items()}
+
+
+__all__ = [
+    "BALANCED_V1",
+    "BALANCED_V1_WITH_CENTRAL",
+    "BOUND",
+    "FAMILY",
+    "STRATEGIES",
+    "TASK_LEVEL",
+    "Context",
+    "Frequencies",
+    "Item",
+    "accuracies",
+    "chars",
+    "credits",
+    "credits_v1",
+    "guesses",
+    "head_char",
+    "initial_final_tone",
+    "item_from_row",
+    "strategy_credit",
+    "syllables",
+    "toneless",
+]
