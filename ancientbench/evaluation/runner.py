@@ -247,6 +247,8 @@ def score_task(
 # sorting keeps batches tight (bundled set, 0-shot, batch 128: +1.2% padded tokens vs one sort per task; 256
 # would be +9%); small enough that a resume rescores little (at most one block per partly done task).
 BLOCK_ITEMS = 1024
+# backends that pad prompts into batches in this process, so a batch's make-up can change a log-prob's last bits
+BATCHED_BACKENDS = ("hf", "tiny-random", "vllm")
 
 
 def _blocks(rows: Sequence[dict]) -> list[list[dict]]:
@@ -342,8 +344,8 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
     # from another block (another --limit), is scored again whole, so every block reaches the backend exactly
     # as in an uninterrupted run and its log-probs are bit-identical (same batches, same padding). Items
     # stored for another version of their row (stale) are scored alone; so is everything in generate mode
-    # (no log-probs, and a server must not be asked twice).
-    whole_blocks = settings.mode != "generate"
+    # and on a server (one request per item: no batches to keep; and a server must not be asked twice).
+    whole_blocks = settings.mode != "generate" and backend.name in BATCHED_BACKENDS
     stale_ids = set(stale)
     block_of: dict[str, str] = {}
     todo: dict[str, list[dict]] = {}
