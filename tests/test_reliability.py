@@ -538,15 +538,17 @@ def test_lock_taken_after_the_model_loads_refuses_too(tmp_path, fixture_data, mo
 
 @case("finetune-data", "`ancientbench finetune-data` without the build extras",
       "exit 2, one line naming `pip install ancientbench[build]`")
-def test_finetune_data_without_build_extras(tmp_path, capsys, monkeypatch):
-    for name in ("opencc", "tshet_uinh", "pypinyin"):
-        monkeypatch.setitem(sys.modules, name, None)  # import of each now raises ModuleNotFoundError
-    for name in [m for m in sys.modules if m.startswith("ancientbench.builders")]:
-        monkeypatch.delitem(sys.modules, name)
-    rc = _cli("finetune-data", "--out", str(tmp_path / "ft"), "--max-per-kind", "1")
-    err = capsys.readouterr().err
-    assert rc == 2 and "pip install ancientbench[build]" in err and "Traceback" not in err
-    assert len(err.strip().splitlines()) == 1
+def test_finetune_data_without_build_extras(tmp_path):
+    # in a fresh interpreter where the build extras' modules cannot be imported (no sys.modules left changed here)
+    code = ("import sys\n"
+            "for m in ('opencc', 'tshet_uinh', 'pypinyin'): sys.modules[m] = None\n"
+            "from ancientbench import cli\n"
+            f"sys.exit(cli.main(['finetune-data', '--out', {str(tmp_path / 'ft')!r}, '--max-per-kind', '1']))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, cwd=REPO_ROOT)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "pip install ancientbench[build]" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
 
 
 # ----------------------------------------------------------------------------------- quiz server, metric
