@@ -303,7 +303,6 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
     expected = {it["id"]: (item_sha256(it), task_fewshot[t]) for t, rows in questions.items.items() for it in rows}
     store, done, pred_file, letter_ids, lock = None, {}, None, None, None
     stale: list[str] = []
-    expected_blocks: dict[str, str] = {}
     if output_dir is not None:
         folder = Path(output_dir) / settings.output_name(model_slug(backend.info()["name_or_path"]))
         pred_file = folder / f"predictions_{shots}shot.jsonl"
@@ -364,9 +363,8 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
         for it in again:
             done.pop(it["id"], None)
         todo[t] = procs.shard(again)  # each process scores a contiguous shard of every task's remaining items
-    expected_blocks.update(block_of)
     return Plan(settings, fingerprint, expected, done, todo, wanted_ids, store, pred_file, letter_ids, lock,
-                expected_blocks)
+                block_of)
 
 
 def score(backend: Backend, questions, p: Plan, *, progress=True, log_samples=False, procs) -> tuple[dict, list, float]:
