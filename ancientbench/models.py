@@ -208,6 +208,26 @@ def model_slug(name_or_path: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", s) or "model"
 
 
+def _is_tokenizer_file(name: str) -> bool:
+    """Any file a tokenizer is read from: tokenizer.json/.model/_config.json, vocab.*, merges.txt, *.tiktoken,
+    SentencePiece ``*.model`` and the custom tokenizers of remote-code models (``tokenization_*.py``)."""
+    n = name.lower()
+    return (n.startswith(("tokenizer", "vocab", "merges", "spiece", "tokenization_", "sentencepiece"))
+            or n.endswith((".tiktoken", ".model")))
+
+
+def check_model_folder(folder: Path, name: str) -> None:
+    """Tell an empty folder, or one without tokenizer files, by name (transformers says "install sentencepiece"
+    or fails later on the letters), before anything is loaded from it."""
+    files = [f.name for f in folder.iterdir()]
+    if not files:
+        raise ModelNotFoundError(f"model folder {name} is empty (no config.json, weights or tokenizer files)")
+    if "config.json" in files and not any(_is_tokenizer_file(f) for f in files):
+        raise ModelNotFoundError(
+            f"model folder {name} has no tokenizer files (tokenizer.json, tokenizer.model, vocab.json, "
+            f"tokenizer_config.json ...); copy them from the model the weights came from")
+
+
 def local_model_path(name: str) -> str:
     """``name`` with ``~`` expanded when it names a local folder; an error when it looks like a path but is none.
 
@@ -219,6 +239,7 @@ def local_model_path(name: str) -> str:
     expanded = os.path.expanduser(name)
     p = Path(expanded)
     if p.is_dir():
+        check_model_folder(p, name)
         return expanded
     if p.exists():
         raise ModelNotFoundError(f"model not found: {name} is a file, not a model folder (give the folder holding "

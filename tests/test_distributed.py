@@ -49,16 +49,18 @@ def test_two_processes_equal_one_and_resume(tiny_qwen2, fixture_data, tmp_path):
     ref = {k: read_jsonl(single / slug / f"predictions_{k}shot.jsonl") for k in SHOTS}
     n = len(TASKS) * 7
 
-    # an interrupted two-process run: 0-shot has 4 items in the main file (plus a torn line) and 3 in the part
-    # file of process 1, one of them made for another version of its item (scored again); 2-shot never started
+    # an interrupted two-process run: 0-shot has radical's 7 items and 2 of homophone's in the main file (plus a
+    # torn line) and cloze's 7 in the part file of process 1, one of them made for another version of its item
+    # (scored again alone); 2-shot never started. A task with items missing (homophone) is scored again whole
+    # (one scoring block per task here: runner.BLOCK_ITEMS), so radical's 7 and 6 of cloze's are resumed
     multi = tmp_path / "multi"
     (multi / slug).mkdir(parents=True)
     shutil.copy(single / slug / "predictions_0shot.meta.json", multi / slug / "predictions_0shot.meta.json")
     lines = (single / slug / "predictions_0shot.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
-    (multi / slug / "predictions_0shot.jsonl").write_text("".join(lines[:4]) + lines[4][:25], encoding="utf-8")
-    stale = json.loads(lines[12])
+    (multi / slug / "predictions_0shot.jsonl").write_text("".join(lines[:9]) + lines[9][:25], encoding="utf-8")
+    stale = json.loads(lines[16])
     stale["item_sha256"] = "0" * len(stale["item_sha256"])
-    part = "".join(lines[10:12]) + json.dumps(stale, ensure_ascii=False) + "\n"
+    part = "".join(lines[14:16]) + json.dumps(stale, ensure_ascii=False) + "\n" + "".join(lines[17:21])
     (multi / slug / "predictions_0shot.part1.jsonl").write_text(part, encoding="utf-8")
 
     out = run_eval(*common, "--output", str(multi), nproc=2)
@@ -71,7 +73,7 @@ def test_two_processes_equal_one_and_resume(tiny_qwen2, fixture_data, tmp_path):
         for key in ("tasks", "competencies", "average", "micro_accuracy", "complete", "data", "prompt"):
             assert res[key] == one[key], key
         assert res["setting"]["processes"] == 2 and res["setting"]["letter_token_ids"] == one["setting"]["letter_token_ids"]
-        resumed = 6 if k == 0 else 0
+        resumed = 13 if k == 0 else 0
         assert res["timing"]["items_resumed"] == resumed and res["timing"]["items_scored"] == n - resumed
         per_process = res["timing"]["items_per_process"]
         assert len(per_process) == 2 and min(per_process) > 0 and sum(per_process) == n - resumed  # both worked

@@ -135,7 +135,15 @@ class HFBackend(Backend):
             "weights_sha256": info.get("weights_sha256"), "dtype": info.get("dtype"),
             "max_length": self.context_length(), "tokenizer_sha256": tok_sha,
             "chat_template_sha256": _sha(getattr(self.tokenizer, "chat_template", None)),
+            "generation_config_sha256": self._generation_config_sha(),  # kept in the fingerprint in generate mode only
         }
+
+    def _generation_config_sha(self) -> str | None:
+        """sha256 of the generation config in memory (a Hub model's or an edited one: not on disk to hash)."""
+        config = getattr(self.model, "generation_config", None)
+        if config is None or not hasattr(config, "to_json_string"):
+            return None
+        return _sha(config.to_json_string(use_diff=False))
 
     def context_length(self) -> int | None:
         from ..scoring import context_limit

@@ -9,7 +9,8 @@ returns ``{shots: results}``. For every (model, setting) it writes, under ``<out
   backend's: model, revision/weights hash, dtype, tokenizer files, chat template, context limit) and the
   data files' hashes. A rerun with the same ``--output`` resumes: it keeps a prediction only when its
   ``item_sha256`` and ``fewshot_sha256`` equal this run's for that id and scores the rest; a rerun whose
-  setting differs stops with an error (``--overwrite`` starts afresh).
+  setting differs reuses nothing: a warning names what changed, the old files are set aside as
+  ``*.superseded-<time>.*`` and every item is scored again (``--overwrite`` deletes them instead).
 - ``results_<k>shot.json``: the self-describing results (:mod:`.results`).
 
 ``<name>`` is the Hub id with ``/`` -> ``__`` or the local folder's name, plus ``-<backend>`` (other than
@@ -17,7 +18,7 @@ hf), ``-ppl``/``-generate``, ``-chat``, ``-space`` and ``-circular`` (:meth:`.se
 so differently scored runs never share files.
 
 Modules: :mod:`.settings` (the frozen setting), :mod:`.runner` (prompts, fitting, modes; plan -> score ->
-assemble), :mod:`.extract` (letters from generated answers), :mod:`.store` (predictions on disk, resume),
+assemble), :mod:`.lock` (one run per output folder), :mod:`.extract` (letters from generated answers), :mod:`.store` (predictions on disk, resume),
 :mod:`.results` (results JSON, table), :mod:`.distributed` (data parallel), :mod:`.command` (the CLI).
 """
 

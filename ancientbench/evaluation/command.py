@@ -79,6 +79,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--max-length", type=int, default=None, help="context limit in tokens (default: the model's)")
     parser.add_argument("--no-prefix-cache", action="store_true", help="score every prompt from scratch (no KV reuse)")
     parser.add_argument("--overwrite", action="store_true", help="discard predictions already in --output for these settings")
+    parser.add_argument("--repair", action="store_true",
+                        help="a predictions file with corrupt lines: keep its valid records, score only the rest again")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--circular", action="store_true",
                         help="score each item under the 4 cyclic rotations of its options; add circular accuracy (CircularEval)")
@@ -120,6 +122,7 @@ def run(args) -> int:
         max_length=args.max_length, fewshot_data=args.fewshot_data, overwrite=args.overwrite,
         progress=not args.no_progress, circular=args.circular, backend=args.backend, mode=args.mode,
         max_new_tokens=args.max_new_tokens, log_samples=args.log_samples, backend_config=backend_config(args),
+        repair=args.repair,
     )
     procs = distributed.init()
     distributed.close()

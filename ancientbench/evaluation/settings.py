@@ -62,6 +62,8 @@ class Settings:
         }
         if self.mode == "generate":
             fp["max_new_tokens"] = self.max_new_tokens
+        else:  # only generation reads it; letter/ppl runs of older versions stay resumable
+            fp.pop("generation_config_sha256", None)
         return fp
 
     def block(self) -> dict:

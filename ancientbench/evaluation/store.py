@@ -1,11 +1,14 @@
-"""Predictions on disk: the append-only predictions JSONL, its sidecar fingerprint, and the item hashes that
-decide which stored predictions a resumed run may keep (see ``docs/evaluation.md``)."""
+"""Predictions on disk: the append-only predictions JSONL, its sidecar fingerprint (another setting sets the old
+files aside), ``--repair`` of corrupt lines, and the item hashes that decide which stored predictions a resumed
+run may keep (see ``docs/evaluation.md``)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import time
+import warnings
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -17,7 +20,7 @@ RESULTS_FORMAT = 1
 FINGERPRINT_DEFAULTS = {"backend": "hf", "mode": "letter"}
 
 class ResumeError(AncientBenchError, RuntimeError):
-    """Existing predictions were made under a different setting or data; they are never mixed in."""
+    """Stored predictions that cannot be read back (a corrupt line or sidecar, a file without its sidecar)."""
 
 
 HASH_CHARS = 16  # 64 bits of sha256: plenty to tell the items of one id apart
@@ -57,13 +60,14 @@ class PredictionStore:
     """
 
     def __init__(self, path: Path, fingerprint: dict, files_sha256: dict[str, str], *, overwrite: bool = False,
-                 part: int | None = None):
+                 part: int | None = None, repair: bool = False):
         self.path = Path(path)
         self.meta_path = self.path.with_name(self.path.name.replace(".jsonl", ".meta.json"))
         self.write_path = self.path if not part else self.path.with_name(f"{self.path.stem}.part{part}.jsonl")
         self.fingerprint = fingerprint
         self.files_sha256 = dict(files_sha256)
         self.letter_token_ids: dict[str, int] | None = None
+        self.repair = repair  # corrupt lines: drop them (keeping every valid record) instead of refusing
         if overwrite:
             for p in (self.path, self.meta_path, *self.part_paths()):
                 if p.exists():
@@ -82,16 +86,24 @@ class PredictionStore:
         """
         files = [p for p in (self.path, *self.part_paths()) if p.exists()]
         if self.meta_path.exists():
-            meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
+            try:
+                meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as err:
+                raise ResumeError(f"{self.meta_path}: not a valid sidecar ({err}); use --overwrite to score again, "
+                                  f"or another --output") from None
+            if not isinstance(meta, dict) or not isinstance(meta.get("fingerprint", {}), dict):
+                raise ResumeError(f"{self.meta_path}: not a valid sidecar (no fingerprint object); use --overwrite "
+                                  f"to score again, or another --output")
             old = meta.get("fingerprint", {})
             old, new = {**FINGERPRINT_DEFAULTS, **old}, {**FINGERPRINT_DEFAULTS, **self.fingerprint}
             diff = [k for k in sorted({*old, *new}) if old.get(k) != new.get(k)]
-            if diff:
+            if diff:  # made under another setting: never reused, never deleted - set aside, and all scored again
                 detail = "; ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in diff)
-                raise ResumeError(
-                    f"{self.path} holds predictions of another setting ({detail}); "
-                    f"use --overwrite to replace them or another --output"
-                )
+                kept = self._set_aside()
+                warnings.warn(
+                    f"{self.path} holds predictions of another setting ({detail}); scoring every item again "
+                    f"(the old files are kept as {', '.join(p.name for p in kept)})", stacklevel=3)
+                return {}
             # a changed data file is no error: every record carries its item's hash and is checked by the caller
             self.files_sha256 = {**meta.get("files_sha256", {}), **self.files_sha256}
             self.letter_token_ids = meta.get("letter_token_ids")
@@ -109,21 +121,45 @@ class PredictionStore:
                 done[rec["id"]] = rec
         return done
 
-    @staticmethod
-    def _read(path: Path) -> list[dict]:
+    def _set_aside(self) -> list[Path]:
+        """Rename this setting's files (predictions, sidecar, part files, results) to ``<stem>.superseded-<UTC
+        time><suffix>``: kept for the record, out of the way of resume and of report's ``results_*shot.json``."""
+        from .results import results_path  # (results imports this module)
+
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        moved = []
+        for p in (self.path, self.meta_path, *self.part_paths(), results_path(self.path)):
+            if p.exists():
+                target = p.with_name(f"{p.stem}.superseded-{stamp}{p.suffix}")
+                p.replace(target)
+                moved.append(target)
+        return moved
+
+    def _read(self, path: Path) -> list[dict]:
         done: list[dict] = []
+        bad: list[int] = []
         raw = path.read_bytes()
         complete, _, fragment = raw.rpartition(b"\n")  # a torn last write leaves a fragment without newline
         if complete or raw.endswith(b"\n"):
             for n, line in enumerate(complete.split(b"\n"), start=1):
                 try:
                     rec = json.loads(line.decode("utf-8"))
-                except (UnicodeDecodeError, json.JSONDecodeError):
+                except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                     rec = None
-                if not isinstance(rec, dict) or "id" not in rec or "pred" not in rec:
-                    raise ResumeError(f"{path}, line {n}: not a prediction record; use --overwrite")
+                if not isinstance(rec, dict) or not isinstance(rec.get("id"), str) or "pred" not in rec:
+                    if not self.repair:
+                        raise ResumeError(
+                            f"{path}, line {n}: not a prediction record; rerun with --repair to keep the valid "
+                            f"records and score only the rest again, or --overwrite to score everything again")
+                    bad.append(n)
+                    continue
                 done.append(rec)
-        if fragment:
+        if bad:  # rewritten at once, so records appended from now on follow valid lines only
+            warnings.warn(f"{path}: --repair dropped {len(bad)} corrupt line(s) ({', '.join(map(str, bad[:10]))}"
+                          f"{' ...' if len(bad) > 10 else ''}) and kept {len(done)} valid record(s); the dropped "
+                          f"items are scored again", stacklevel=4)
+            _atomic_write(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in done))
+        elif fragment:
             with path.open("r+b") as fh:
                 fh.truncate(len(raw) - len(fragment))
         return done
