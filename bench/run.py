@@ -280,7 +280,7 @@ def run_lm_eval(spec) -> dict:
     from lm_eval.models.huggingface import HFLM
     from lm_eval.tasks import TaskManager
 
-    from ancientbench.lm_eval_export import export
+    from ancientbench.publish.lm_eval_export import export
 
     import torch
 

@@ -212,7 +212,7 @@ def test_task_rows_hold_kind_and_minimum_size():
 
 
 def test_changelog_shows_before_and_after(tmp_path):
-    from ancientbench.card import render_card, render_changelog
+    from ancientbench.publish.card import render_card, render_changelog
 
     rows = [_row(i, "homophone", f"下列哪個字與「{c}」在《廣韻》中同音？", ["水", "工", "可", "口"], LETTERS[i % 4])
             for i, c in enumerate("東西南北")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ancientbench import circular
+from ancientbench.evaluation import circular
 
 ITEM = {"id": "cloze-7", "task": "cloze", "question": "q", "A": "甲", "B": "乙", "C": "丙", "D": "丁", "answer": "C",
         "subset": "", "source": "s", "citation": "c", "explanation": ""}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import ancientbench
-from ancientbench.card import card_configs
+from ancientbench.publish.card import card_configs
 from ancientbench.schema import FIELDS, SPLITS, write_jsonl
 from ancientbench.tasks import TASKS
 

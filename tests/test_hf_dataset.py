@@ -1,6 +1,6 @@
 """The package folder as a Hugging Face dataset: the card's YAML against the files, and load_dataset on every config.
 
-Part one checks the card generator (ancientbench.card) on a small synthetic folder; part two checks the
+Part one checks the card generator (ancientbench.publish.card) on a small synthetic folder; part two checks the
 committed card and data of the package itself (conftest sets the HF offline variables).
 """
 
@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 import ancientbench
-from ancientbench import card
+from ancientbench.publish import card
 from ancientbench.schema import FIELDS, SPLITS, load_split, read_jsonl, split_file, write_jsonl
 from ancientbench.tasks import TASK_NAMES
 
@@ -151,18 +151,18 @@ def test_all_ten_configs_have_both_splits():
 
 def test_committed_card_yaml_matches_the_files():
     path = DATASET / "README.md"
-    assert path.is_file(), "no dataset card: run python -m ancientbench.card"
+    assert path.is_file(), "no dataset card: run python -m ancientbench.publish.card"
     text = path.read_text(encoding="utf-8")
     meta = parse_header(text)
     check_yaml_against_files(meta, DATASET, PRESENT)
-    assert card.yaml_header(text) == card.render_yaml(DATASET), "card YAML out of date: run python -m ancientbench.card"
+    assert card.yaml_header(text) == card.render_yaml(DATASET), "card YAML out of date: run python -m ancientbench.publish.card"
 
 
 def test_committed_card_tables_match_the_files():
     text = (DATASET / "README.md").read_text(encoding="utf-8")
     rows = card.read_folder(DATASET)
-    assert card.generated_block(text, "counts").strip() == card.render_counts(rows).strip(), "run python -m ancientbench.card"
-    assert card.generated_block(text, "sources").strip() == card.render_sources(rows).strip(), "run python -m ancientbench.card"
+    assert card.generated_block(text, "counts").strip() == card.render_counts(rows).strip(), "run python -m ancientbench.publish.card"
+    assert card.generated_block(text, "sources").strip() == card.render_sources(rows).strip(), "run python -m ancientbench.publish.card"
 
 
 @pytest.mark.parametrize("path", sorted((DATASET / "data").glob("*/*.jsonl")), ids=lambda p: f"{p.parent.name}/{p.name}")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from ancientbench.card import card_configs, present_configs
+from ancientbench.publish.card import card_configs, present_configs
 from ancientbench.schema import SPLITS, load_split, split_file
 
 REPO = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import ancientbench
-from ancientbench import card, hub
+from ancientbench.publish import card, hub
 from ancientbench.schema import FIELDS, SPLITS, write_jsonl
 from ancientbench.tasks import TASK_NAMES
 
@@ -128,7 +128,7 @@ def test_upload_calls(tmp_path, monkeypatch, capsys):
 def _subprocess_push(tmp_path, **env_overrides):
     folder = make_dataset(tmp_path)
     code = (
-        "import argparse, sys; from ancientbench import hub; p = argparse.ArgumentParser(); hub.add_arguments(p); "
+        "import argparse, sys; from ancientbench.publish import hub; p = argparse.ArgumentParser(); hub.add_arguments(p); "
         "sys.exit(hub.run(p.parse_args(sys.argv[1:])))"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")}
@@ -164,7 +164,7 @@ def test_metric_space_would_install(tmp_path):
     import shutil
 
     import ancientbench
-    from ancientbench import hub
+    from ancientbench.publish import hub
 
     folder = Path(ancientbench.METRIC_PATH)
     assert hub.space_install_problems(folder) == []

@@ -130,7 +130,7 @@ def run(args) -> int:
         return 0
     print(results_table(list(results.values())))
     if args.circular:
-        from ..circular import format_table as circular_table
+        from .circular import format_table as circular_table
 
         print("\n" + circular_table(list(results.values())))
     files = [str(results_path(r["predictions_file"])) for r in results.values()]

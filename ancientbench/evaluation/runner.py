@@ -470,7 +470,7 @@ def assemble(backend: Backend, questions, p: Plan, new: dict, batch_used: list, 
     if questions.missing_tasks:
         results["complete"] = False
     if p.settings.circular:  # items were expanded into their rotations: add plain and circular accuracy
-        from ..circular import add_circular_figures
+        from .circular import add_circular_figures
 
         add_circular_figures(results, ordered)
     if procs.num_processes > 1:
@@ -559,7 +559,7 @@ def evaluate_model(
     data). ``data``: dataset folder or JSONL question file (default: the bundled dataset). Without
     ``output_dir`` nothing is written and each results dict carries its records under ``"predictions"``.
     ``circular``: score every test item under the four cyclic rotations of its options and add plain and
-    circular accuracy (:mod:`ancientbench.circular`). ``backend_config`` overrides the options above for
+    circular accuracy (:mod:`ancientbench.evaluation.circular`). ``backend_config`` overrides the options above for
     backends opened by name (servers: ``base_url`` etc.). ``repair``: a predictions file with corrupt lines
     keeps its valid records (the rest are scored again) instead of being refused.
     Every option is checked, and ``output_dir`` tried for writing, before a model is loaded.
@@ -582,7 +582,7 @@ def evaluate_model(
                 for k in shots_list]
     questions = load_questions(tasks, data, shots=shots_list, fewshot_data=fewshot_data, limit=limit)
     if circular:
-        from ..circular import expand_questions
+        from .circular import expand_questions
 
         questions = expand_questions(questions)
     if output_dir is not None:

@@ -51,7 +51,7 @@ def register_dataset(cache_dir: str | Path | None = None) -> list[str]:
     from datasets import load_dataset
 
     from .. import DATASET_PATH
-    from ..card import ALL_CONFIG, card_configs
+    from .card import ALL_CONFIG, card_configs
     from ..dataset import cache_dataset
 
     done = sorted(cache_dataset(cache_dir=cache_dir))

@@ -61,7 +61,7 @@ def competency_group(competency: str) -> str:
 
 def doc_to_text_template() -> str:
     """The question block of :mod:`ancientbench.prompts` as a Jinja template over the item's columns."""
-    from .prompts import QUESTION_TEMPLATE
+    from ..prompts import QUESTION_TEMPLATE
 
     return QUESTION_TEMPLATE.format(question="{{question}}", A="{{A}}", B="{{B}}", C="{{C}}", D="{{D}}")
 
@@ -69,8 +69,8 @@ def doc_to_text_template() -> str:
 def task_config(task: str, *, hub_id: str | None = None, letter_style: str = "bare") -> dict:
     """The lm-eval config of one task: config ``task`` of ``hub_id``, else the copy in ``data/<task>/`` beside the
     YAML, read by ``ancientbench_data.load`` (the ``custom_dataset`` line is added when the YAML is written)."""
-    from .prompts import EXEMPLAR_SEPARATOR, TEMPLATE_SHA256, TEMPLATE_VERSION, instruction, letter_prefix
-    from .tasks import LETTERS, get_task
+    from ..prompts import EXEMPLAR_SEPARATOR, TEMPLATE_SHA256, TEMPLATE_VERSION, instruction, letter_prefix
+    from ..tasks import LETTERS, get_task
 
     get_task(task)
     cfg: dict = {"task": task_name(task)}
@@ -124,10 +124,10 @@ def export(
 
     import yaml
 
-    from . import DATASET_PATH
-    from .prompts import letter_prefix
-    from .schema import split_file
-    from .tasks import COMPETENCIES, COMPETENCY_TASKS, resolve_tasks
+    from .. import DATASET_PATH
+    from ..prompts import letter_prefix
+    from ..schema import split_file
+    from ..tasks import COMPETENCIES, COMPETENCY_TASKS, resolve_tasks
 
     letter_prefix(letter_style)  # validates
     folder = Path(data or DATASET_PATH)
@@ -177,8 +177,8 @@ def scores_from_lm_eval(results: dict | str | Path) -> dict:
     """
     import json
 
-    from .aggregate import aggregate
-    from .tasks import TASK_NAMES
+    from ..aggregate import aggregate
+    from ..tasks import TASK_NAMES
 
     if not isinstance(results, dict):
         results = json.loads(Path(results).read_text(encoding="utf-8"))
@@ -214,7 +214,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .tasks import TASK_NAMES, resolve_tasks
+    from ..tasks import TASK_NAMES, resolve_tasks
 
     try:
         written = export(args.out_dir, data=args.data, hub_id=args.hub_id, letter_style=args.letter_style, tasks=args.tasks)

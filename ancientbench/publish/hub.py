@@ -65,12 +65,12 @@ def validate_dataset(folder: Path, allow_partial: bool = False) -> list[str]:
     from huggingface_hub import DatasetCard
 
     from .card import generated_block, present_configs, read_folder, render_counts, render_sources, render_yaml, yaml_header
-    from .schema import FIELDS, SPLITS
-    from .tasks import TASK_NAMES
+    from ..schema import FIELDS, SPLITS
+    from ..tasks import TASK_NAMES
 
     path = folder / "README.md"
     if not path.is_file():
-        return [f"no dataset card at {path}: run python -m ancientbench.card"]
+        return [f"no dataset card at {path}: run python -m ancientbench.publish.card"]
     problems: list[str] = []
     try:
         meta = DatasetCard.load(path).data.to_dict()
@@ -104,11 +104,11 @@ def validate_dataset(folder: Path, allow_partial: bool = False) -> list[str]:
         return problems + [str(e)]
     text = path.read_text(encoding="utf-8")
     if yaml_header(text) != render_yaml(folder, rows):
-        problems.append("the card's YAML is out of date with the data files: run python -m ancientbench.card")
+        problems.append("the card's YAML is out of date with the data files: run python -m ancientbench.publish.card")
     if (generated_block(text, "counts") or "").strip() != render_counts(rows).strip() or (
         generated_block(text, "sources") or ""
     ).strip() != render_sources(rows).strip():
-        problems.append("the card's count/source tables are out of date: run python -m ancientbench.card")
+        problems.append("the card's count/source tables are out of date: run python -m ancientbench.publish.card")
     return problems
 
 
@@ -216,7 +216,7 @@ def explain(e: BaseException) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import DATASET_PATH, METRIC_PATH
+    from .. import DATASET_PATH, METRIC_PATH
 
     for rid in [args.repo_id] + ([metric_space_id(args)] if args.metric else []):
         if not REPO_ID.match(rid):
