@@ -63,6 +63,7 @@ __all__ = [
     "COMPETENCIES",
     "COMPETENCY_TASKS",
     "DATASET_PATH",
+    "DATASET_VERSION",
     "LETTERS",
     "METRIC_PATH",
     "TASKS",

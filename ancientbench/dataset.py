@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from .schema import DataError, load_question_file, load_split, read_jsonl, reject_duplicate_ids, split_file
 from .errors import AncientBenchError
+from .schema import DataError, load_question_file, load_split, read_jsonl, reject_duplicate_ids, split_file
 from .tasks import TASK_NAMES, get_task, resolve_tasks
 
 

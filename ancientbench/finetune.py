@@ -30,8 +30,6 @@ learning rate 1e-5) as a tool for any causal LM:
 
 from __future__ import annotations
 
-from .errors import AncientBenchError
-
 import argparse
 import inspect
 import json
@@ -40,6 +38,8 @@ import os
 import sys
 from pathlib import Path
 from typing import Sequence
+
+from .errors import AncientBenchError
 
 PLAIN_PROMPT = "### 指令：\n{instruction}\n\n### 回答：\n"  # the plain template when the tokenizer has no chat template
 IGNORE_INDEX = -100

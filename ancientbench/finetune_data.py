@@ -44,8 +44,6 @@ with one config per kind and the default config ``all``), ``leakage_report.json`
 
 from __future__ import annotations
 
-from .errors import AncientBenchError
-
 import argparse
 import hashlib
 import json
@@ -57,6 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from .errors import AncientBenchError
 from .schema import DataError, load_split, read_jsonl
 from .tasks import TASK_NAMES
 

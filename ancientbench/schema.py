@@ -7,12 +7,11 @@ row is rejected with an error naming the file, the row (1-based line) and the fi
 
 from __future__ import annotations
 
-from .errors import AncientBenchError
-
 import json
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from .errors import AncientBenchError
 from .tasks import LETTERS, TASK_NAMES
 
 # Every row of every config has exactly these string columns, in this order.

@@ -48,13 +48,12 @@ How a prompt is scored:
 
 from __future__ import annotations
 
-from .errors import AncientBenchError
-
 import copy
 import inspect
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
+from .errors import AncientBenchError
 from .prompts import PromptParts, format_exemplar, letter_prefix
 from .tasks import LETTERS, get_task
 
@@ -459,9 +458,9 @@ def _score_encoded(
                 cache = runner.prefix(encs[members[0]].ids[:plen])
                 order = sorted(members, key=lambda i: (-len(encs[i].ids), i))
                 batch_size = _run_batches(
-                    order, batch_size, lambda c: runner.suffixes(cache, plen, [encs[i].ids[plen:] for i in c]), sink
+                    order, batch_size, lambda c, cache=cache, plen=plen: runner.suffixes(cache, plen, [encs[i].ids[plen:] for i in c]), sink
                 )
-                del cache
+                del cache  # the prefix cache can be large: free it before the next group's
     finally:
         if auto is not None:
             auto.size = batch_size  # what fitted, for the next call (next task) sharing this object

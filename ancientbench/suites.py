@@ -281,9 +281,9 @@ def run_suite(suite: Suite, *, progress: bool = True, only: list[str] | None = N
 
 def combined_report(suite: Suite, finished: list[tuple[Cell, Path]], *, out=sys.stdout) -> dict:
     """One ``ancientbench report`` over the suite's cells, rows labelled by cell label (see module doc)."""
+    from .aggregate import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
     from .reports.report import build_report
     from .reports.results import load_result
-    from .aggregate import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 
     results = []
     for cell, path in finished:

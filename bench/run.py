@@ -277,12 +277,11 @@ def run_ancientbench(spec) -> dict:
 
 def run_lm_eval(spec) -> dict:
     import lm_eval
+    import torch
     from lm_eval.models.huggingface import HFLM
     from lm_eval.tasks import TaskManager
 
     from ancientbench.publish.lm_eval_export import export
-
-    import torch
 
     torch.set_num_threads(spec["threads"])
     tasks_dir = Path(spec["workdir"]) / "lm_eval_tasks"

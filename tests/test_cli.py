@@ -4,10 +4,9 @@ import json
 from pathlib import Path
 
 import pytest
+from support import FIXTURE_TASKS, N_TEST, read_jsonl
 
 from ancientbench.cli import main
-
-from support import FIXTURE_TASKS, N_TEST, read_jsonl
 
 
 def test_eval_cli_zero_and_five_shot(tiny_qwen2, fixture_data, tmp_path, capsys):

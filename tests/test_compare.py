@@ -7,9 +7,9 @@ import json
 import math
 
 import pytest
+from results_fixtures import row, write_run
 
 from ancientbench.reports import compare
-from results_fixtures import row, write_run
 
 
 def pairs(task: str, both: int, a_only: int, b_only: int, neither: int) -> tuple[list[dict], list[dict]]:

@@ -10,17 +10,17 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from support import REPO_ROOT
 
 from ancientbench import DATASET_PATH
-from ancientbench.quality.audit import BALANCE_TOLERANCE, audit_folder
-from ancientbench.quality.strategies import BOUND as TRIVIAL_BOUND, STRATEGIES as AUDIT_BOUNDED
-from ancientbench.builders import DEFAULT_SOURCES_DIR, BuildContext, build_task
+from ancientbench.builders import DEFAULT_SOURCES_DIR, BuildContext, build_task, review
 from ancientbench.builders import curated as cur
-from ancientbench.builders import review
 from ancientbench.builders.common import SourceMissing, write_result
+from ancientbench.quality.audit import BALANCE_TOLERANCE, audit_folder
+from ancientbench.quality.strategies import BOUND as TRIVIAL_BOUND
+from ancientbench.quality.strategies import STRATEGIES as AUDIT_BOUNDED
 from ancientbench.schema import DataError, load_split, read_jsonl, validate_rows
 from ancientbench.tasks import MIN_TEST_SIZES
-from support import REPO_ROOT
 
 CURATED = cur.CURATED_TASKS
 MIN_TEST = MIN_TEST_SIZES  # on the task rows of ancientbench/tasks.py
@@ -202,8 +202,15 @@ def test_phonetic_loan_distractors_are_other_loans_readings_and_wrong(entries, c
     series, a close 廣韻 reading, or a common word of its series or sound) and is proven wrong by the checks."""
     from ancientbench.builders.classics import fold
     from ancientbench.builders.phonetic_loan import (
-        COMMON_MIN_FREQ, MAX_DISTRACTOR_USES, MAX_KEY_USES, _series, _trad, answers_index, distractor_problem,
-        phonology_support, relation,
+        COMMON_MIN_FREQ,
+        MAX_DISTRACTOR_USES,
+        MAX_KEY_USES,
+        _series,
+        _trad,
+        answers_index,
+        distractor_problem,
+        phonology_support,
+        relation,
     )
 
     try:
@@ -213,9 +220,9 @@ def test_phonetic_loan_distractors_are_other_loans_readings_and_wrong(entries, c
     except SourceMissing as e:
         pytest.skip(f"phonology sources missing: {e}")
     rows = entries["phonetic_loan"]
-    v1 = [json.loads(l) for l in (Path(REPO_ROOT) / "tests" / "data" / "phonetic_loan_v1_answers.txt").read_text(encoding="utf-8").splitlines()]
-    form, loans_of = answers_index([{"loan": l, "answer": a} for l, a in v1])
-    pairs = {(fold(_trad(l)), fold(_trad(a))) for l, a in v1}  # graphs read as one another somewhere
+    v1 = [json.loads(line) for line in (Path(REPO_ROOT) / "tests" / "data" / "phonetic_loan_v1_answers.txt").read_text(encoding="utf-8").splitlines()]
+    form, loans_of = answers_index([{"loan": loan, "answer": a} for loan, a in v1])
+    pairs = {(fold(_trad(loan)), fold(_trad(a))) for loan, a in v1}  # graphs read as one another somewhere
     uses: Counter = Counter()
     keys: Counter = Counter()
     for e in rows:

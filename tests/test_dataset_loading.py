@@ -3,12 +3,11 @@
 import os
 
 import pytest
+from support import N_DEV, N_TEST
 
 from ancientbench import DATASET_PATH
 from ancientbench.dataset import cache_dataset, load_questions, load_task
 from ancientbench.schema import DataError, split_file, write_jsonl
-
-from support import N_DEV, N_TEST
 
 
 def test_load_task_from_folder_and_jsonl(fixture_data, fixture_items, tmp_path):

@@ -10,11 +10,9 @@ import subprocess
 import sys
 
 import pytest
-
-from ancientbench.evaluation import distributed
-from ancientbench.evaluation import PredictionStore, ResumeError, evaluate_model
-
 from support import REPO_ROOT, read_jsonl
+
+from ancientbench.evaluation import PredictionStore, ResumeError, distributed, evaluate_model
 
 SHOTS = (0, 2)
 TASKS = ["radical", "homophone", "cloze"]

@@ -5,16 +5,15 @@ import re
 from pathlib import Path
 
 import pytest
+from support import FIXTURE_TASKS, N_TEST, read_jsonl
 
 from ancientbench import scoring
 from ancientbench.dataset import load_questions
 from ancientbench.evaluation import build_results, evaluate_model
-from ancientbench.reports.table import results_table
 from ancientbench.prompts import TEMPLATE_SHA256, TEMPLATE_VERSION
+from ancientbench.reports.table import results_table
 from ancientbench.schema import DataError, write_jsonl
 from ancientbench.tasks import LETTERS
-
-from support import FIXTURE_TASKS, N_TEST, read_jsonl
 
 TASKS = list(FIXTURE_TASKS)
 
@@ -48,7 +47,7 @@ def test_results_files_have_the_documented_layout(tiny_qwen2, fixture_data, tmp_
         assert on_disk["prompt"] == {"template_version": TEMPLATE_VERSION, "template_sha256": TEMPLATE_SHA256}
         d = on_disk["data"]
         assert d["n_items"] == N_TEST * len(TASKS)
-        assert f"data/cloze/test.jsonl" in d["files_sha256"] and (f"data/cloze/dev.jsonl" in d["files_sha256"]) == (k > 0)
+        assert "data/cloze/test.jsonl" in d["files_sha256"] and ("data/cloze/dev.jsonl" in d["files_sha256"]) == (k > 0)
         assert set(on_disk["tasks"]) == set(TASKS)
         for t, row in on_disk["tasks"].items():
             assert set(row) >= {"accuracy", "correct", "total", "competency", "fewshot_truncated_items"}

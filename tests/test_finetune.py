@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from support import REPO_ROOT, make_item
 
 from ancientbench import finetune_data as fd

@@ -9,8 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import ancientbench
 from ancientbench.publish import card, hub
 from ancientbench.schema import FIELDS, SPLITS, write_jsonl

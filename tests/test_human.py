@@ -270,7 +270,7 @@ def test_quiz_in_headless_chromium(dataset, tmp_path):
     # the results file: 3 right (1st, 3rd, 4th answers) out of 6, in the models' format
     results = json.loads((out / "Human" / "results_0shot.json").read_text(encoding="utf-8"))
     assert results["human"]["finished"] is True and results["human"]["answered"] == 6
-    expected = {t: sum(1 for i, l in answered.items() if i.startswith(t + "-") and l == gold_of(i)) for t in TASKS}
+    expected = {t: sum(1 for i, letter in answered.items() if i.startswith(t + "-") and letter == gold_of(i)) for t in TASKS}
     assert sum(expected.values()) == 3
     assert {t: v["correct"] for t, v in results["tasks"].items()} == expected
     assert all(v["total"] == 2 for v in results["tasks"].values())

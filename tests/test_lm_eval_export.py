@@ -12,8 +12,8 @@ import shutil
 import pytest
 import yaml
 
-from ancientbench.publish import lm_eval_export
 from ancientbench.prompts import instruction, prompt_text
+from ancientbench.publish import lm_eval_export
 from ancientbench.schema import load_split
 from ancientbench.tasks import COMPETENCY_TASKS, LETTERS, TASK_NAMES
 

@@ -5,18 +5,23 @@ import shutil
 
 import pytest
 import torch
+from support import read_jsonl
 
 from ancientbench import cli
 from ancientbench.backends import (
-    Backend, BackendError, GenerateResult, LetterResult, UnsupportedModeError, get_backend, register_backend,
+    Backend,
+    BackendError,
+    GenerateResult,
+    LetterResult,
+    UnsupportedModeError,
+    get_backend,
+    register_backend,
 )
 from ancientbench.backends.hf import HFBackend
 from ancientbench.evaluation import Settings, evaluate_model, score_task
 from ancientbench.evaluation.extract import extract_letter
 from ancientbench.prompts import build_mode_prompt, chat_wrap, prompt_text, template_info
 from ancientbench.tasks import LETTERS
-
-from support import read_jsonl
 
 TASKS = ["radical", "cloze"]
 

@@ -15,7 +15,13 @@ from serving_support import StubServer, TransformersServe, model_scorer  # noqa:
 from support import FIXTURE_CHARS  # noqa: E402
 
 from ancientbench.backends import (  # noqa: E402
-    BackendConfig, BackendError, GenerateRequest, LetterRequest, LoglikelihoodRequest, Prompt, UnsupportedModeError,
+    BackendConfig,
+    BackendError,
+    GenerateRequest,
+    LetterRequest,
+    LoglikelihoodRequest,
+    Prompt,
+    UnsupportedModeError,
     load_backend,
 )
 from ancientbench.backends.openai import letters_from_top  # noqa: E402

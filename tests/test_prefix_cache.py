@@ -4,12 +4,11 @@ import copy
 import random
 
 import pytest
+from support import make_item
 
 from ancientbench import scoring
 from ancientbench.prompts import PromptParts, build_prompt
 from ancientbench.scoring import score_items, score_task
-
-from support import make_item
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from support import FIXTURE_CHARS, REPO_ROOT, make_item, read_jsonl, write_fixture_dataset
+from support import REPO_ROOT, make_item, read_jsonl, write_fixture_dataset
 
 DOC = REPO_ROOT / "docs" / "reliability.md"
 

@@ -8,10 +8,10 @@ import json
 import re
 
 import pytest
+from results_fixtures import task_rows, write_run
 
 from ancientbench.reports import plots, report
 from ancientbench.reports import results as rs
-from results_fixtures import task_rows, write_run
 
 
 def run_report(argv: list[str]) -> int:

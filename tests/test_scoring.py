@@ -4,14 +4,13 @@ import random
 
 import pytest
 import torch
+from support import FIXTURE_CHARS, make_item
 
 from ancientbench import scoring
 from ancientbench.prompts import build_prompt, chat_wrap
 from ancientbench.scoring import ContextLengthError, LetterTokenError, score_items, score_task
 from ancientbench.tasks import LETTERS
 from ancientbench.tiny import build_tiny_model, train_bytelevel_tokenizer
-
-from support import FIXTURE_CHARS, make_item
 
 
 def prompts_for(items, shots, task="cloze", style="bare"):

@@ -23,8 +23,17 @@ from pathlib import Path
 from typing import Sequence
 
 from .base import (
-    Backend, BackendConfig, BackendError, GenerateRequest, GenerateResult, LetterRequest, LetterResult,
-    LoglikelihoodRequest, LoglikelihoodResult, OnDone, Prompt,
+    Backend,
+    BackendConfig,
+    BackendError,
+    GenerateRequest,
+    GenerateResult,
+    LetterRequest,
+    LetterResult,
+    LoglikelihoodRequest,
+    LoglikelihoodResult,
+    OnDone,
+    Prompt,
 )
 
 # files of a model folder besides the weights that change what the model is given or how it answers

@@ -22,8 +22,17 @@ from __future__ import annotations
 from typing import Sequence
 
 from .base import (
-    Backend, BackendConfig, BackendError, GenerateRequest, GenerateResult, LetterRequest, LetterResult,
-    LoglikelihoodRequest, LoglikelihoodResult, OnDone, Prompt,
+    Backend,
+    BackendConfig,
+    BackendError,
+    GenerateRequest,
+    GenerateResult,
+    LetterRequest,
+    LetterResult,
+    LoglikelihoodRequest,
+    LoglikelihoodResult,
+    OnDone,
+    Prompt,
 )
 from .hf import _sha, tokenizer_files_sha256
 

@@ -7,14 +7,13 @@ schema rows with balanced answer letters, deterministically for a given seed.
 
 from __future__ import annotations
 
-from ..errors import AncientBenchError
-
 import hashlib
 import random
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import AncientBenchError
 from ..schema import FIELDS, split_file, validate_rows, write_jsonl
 from ..tasks import LETTERS
 

@@ -38,6 +38,7 @@ from ..schema import DataError
 
 CURATED_DIR = Path(__file__).resolve().parents[1] / "curated"
 from ..tasks import CURATED_TASKS  # noqa: E402  (kind "curated" on the task rows)
+
 SOURCE = "AncientBench team-curated"
 
 # Key order per task (the translation order was agreed with its writers first; the others follow it).

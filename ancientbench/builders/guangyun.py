@@ -34,7 +34,7 @@ INSTALL_HINT = "pip install 'tshet-uinh==0.1.0' (Python >= 3.11; or `pip install
 _NUMERALS = "〇一二三四五六七八九十百"
 _PARENS = re.compile(r"（[^（）]*）")
 # Reading notes inside a gloss: 又音X, 又X Y切, 又XY二切, 又X Y X Y三切 (one to four fanqie pairs).
-_READING_NOTE = re.compile(rf"又(?:音.|(?:[^也又]{{2}}){{1,4}}[二三四]?切)|(?:[^也又]{{2}}){{2,4}}[二三四]切|[^也又]{{2}}切(?=又|$)")
+_READING_NOTE = re.compile(r"又(?:音.|(?:[^也又]{2}){1,4}[二三四]?切)|(?:[^也又]{2}){2,4}[二三四]切|[^也又]{2}切(?=又|$)")
 _COUNT_TAIL = re.compile(rf"[{_NUMERALS}]+$")
 # What a gloss segment is split on: the 也 that closes a definition, and the markers that open a new one.
 _SEGMENT_SPLIT = re.compile(r"也|又|亦|一曰|或曰|[，。；、\s]")

@@ -108,8 +108,8 @@ def backend_config(args) -> BackendConfig:
 def run(args) -> int:
     import warnings
 
-    from . import distributed
     from ..reports.table import results_table
+    from . import distributed
     from .results import results_path
     from .runner import evaluate_model
 

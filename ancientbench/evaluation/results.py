@@ -11,6 +11,7 @@ from typing import Sequence
 from ..aggregate import aggregate
 from .store import RESULTS_FORMAT
 
+
 def package_versions() -> dict[str, str | None]:
     """Versions of the packages that can change a score, plus Python and the platform."""
     from importlib import metadata
@@ -55,7 +56,8 @@ def build_results(
     ``accuracy_sum`` (the accuracy had the summed instead of the length-normalised log-likelihood decided);
     where a backend returned some letters' log-probabilities only, ``missing_letter_items``.
     """
-    from .. import __version__, tasks as _tasks
+    from .. import __version__
+    from .. import tasks as _tasks
     from ..prompts import template_info
 
     agg = aggregate([r["pred"] == r["gold"] for r in records], [r["task"] for r in records])

@@ -35,7 +35,13 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from ..backends.base import (
-    Backend, BackendConfig, GenerateRequest, LetterRequest, LoglikelihoodRequest, Prompt, UnsupportedModeError,
+    Backend,
+    BackendConfig,
+    GenerateRequest,
+    LetterRequest,
+    LoglikelihoodRequest,
+    Prompt,
+    UnsupportedModeError,
     load_backend,
 )
 from ..errors import AncientBenchError

@@ -11,8 +11,8 @@ failure (offline, unreachable Hub, no login, bad card) ends with one ``error:`` 
 from __future__ import annotations
 
 import argparse
-import sys
 import re
+import sys
 from pathlib import Path
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
@@ -64,9 +64,9 @@ def validate_dataset(folder: Path, allow_partial: bool = False) -> list[str]:
     """Problems with the dataset folder as a Hub dataset (empty list: ready to publish)."""
     from huggingface_hub import DatasetCard
 
-    from .card import generated_block, present_configs, read_folder, render_counts, render_sources, render_yaml, yaml_header
     from ..schema import FIELDS, SPLITS
     from ..tasks import TASK_NAMES
+    from .card import generated_block, present_configs, read_folder, render_counts, render_sources, render_yaml, yaml_header
 
     path = folder / "README.md"
     if not path.is_file():

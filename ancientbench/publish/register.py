@@ -51,8 +51,8 @@ def register_dataset(cache_dir: str | Path | None = None) -> list[str]:
     from datasets import load_dataset
 
     from .. import DATASET_PATH
-    from .card import ALL_CONFIG, card_configs
     from ..dataset import cache_dataset
+    from .card import ALL_CONFIG, card_configs
 
     done = sorted(cache_dataset(cache_dir=cache_dir))
     if ALL_CONFIG in card_configs(DATASET_PATH):  # every task in one config, as MMLU's "all"
