@@ -1,9 +1,10 @@
 """``ancientbench register``: make the bare Hugging Face names resolve on this machine, offline, from any folder.
 
-``evaluate.load("ancientbench_metric")`` looks for the module on the Hub, and when it is unreachable (or
-``HF_EVALUATE_OFFLINE=1``) falls back to the newest copy in evaluate's dynamic-modules cache under
-``metrics/evaluate-metric--ancientbench_metric/<sha256>/``. :func:`register_metric` puts the installed metric
-module there, exactly as evaluate itself would after a first download. ``load_dataset("ancientbench", cfg)``
+``evaluate.load("ancientbench_metric")`` asks for the canonical module ``evaluate-metric/ancientbench_metric``:
+it looks for the script's URL in evaluate's downloads cache and, when the Hub cannot give it (offline, no
+network, or no such Space), uses the copy found there — exactly what a first download would have left.
+:func:`register_metric` puts the installed metric module there (and into the dynamic-modules cache, evaluate's
+last fallback), so the bare name loads from any folder with no network and no warning. ``load_dataset("ancientbench", cfg)``
 likewise falls back to the datasets cache; :func:`register_dataset` fills it for every config
 (:func:`ancientbench.dataset.cache_dataset`). ``scripts/install.sh`` runs both, so the README's install is the
 one documented step.
@@ -30,7 +31,16 @@ def register_metric(metric_path: str | Path | None = None, modules_cache: str | 
 
     import ancientbench
 
+    from evaluate import config as ev_config
+    from evaluate.utils.file_utils import hash_url_to_filename, hf_hub_url
+
     src = Path(metric_path or ancientbench.METRIC_PATH) / f"{METRIC_NAME}.py"
+    # 1. the downloads cache, under the name of the canonical script's URL (evaluate finds it without a request)
+    url = hf_hub_url(path=f"evaluate-metric/{METRIC_NAME}", name=f"{METRIC_NAME}.py")
+    downloads = Path(ev_config.DOWNLOADED_EVALUATE_PATH)
+    downloads.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, downloads / hash_url_to_filename(url, etag=None))
+    # 2. the dynamic-modules cache (evaluate's fallback when a Hub request fails)
     root = Path(modules_cache) if modules_cache is not None else Path(init_dynamic_modules())
     digest = hashlib.sha256(src.read_bytes()).hexdigest()
     target = root / "metrics" / CACHED_NAME / digest
