@@ -36,10 +36,14 @@ def register_metric(metric_path: str | Path | None = None, modules_cache: str | 
 
     src = Path(metric_path or ancientbench.METRIC_PATH) / f"{METRIC_NAME}.py"
     # 1. the downloads cache, under the name of the canonical script's URL (evaluate finds it without a request)
-    url = hf_hub_url(path=f"evaluate-metric/{METRIC_NAME}", name=f"{METRIC_NAME}.py")
+    from evaluate import SCRIPTS_VERSION
+
     downloads = Path(ev_config.DOWNLOADED_EVALUATE_PATH)
     downloads.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(src, downloads / hash_url_to_filename(url, etag=None))
+    tag = os.getenv("HF_SCRIPTS_VERSION", SCRIPTS_VERSION)
+    for revision in {f"v{tag}" if tag[:1].isdigit() else tag, "main"}:  # evaluate asks for its version tag, then main
+        url = hf_hub_url(path=f"evaluate-metric/{METRIC_NAME}", name=f"{METRIC_NAME}.py", revision=revision)
+        shutil.copyfile(src, downloads / hash_url_to_filename(url, etag=None))
     # 2. the dynamic-modules cache (evaluate's fallback when a Hub request fails)
     root = Path(modules_cache) if modules_cache is not None else Path(init_dynamic_modules())
     digest = hashlib.sha256(src.read_bytes()).hexdigest()
