@@ -196,8 +196,45 @@ CHANGELOG: tuple[tuple[str, str, tuple[str, ...]], ...] = (
             "the key shares no phonetic series with the target; no character is an option of two items."
         ),
         (
-            "Task facts (kind, minimum test size) live on the task rows of `ancientbench/tasks.py`; results files "
-            "record the dataset version (`ancientbench.DATASET_VERSION`)."
+            "`radical`: distractors are the character's own parts that are Kangxi radicals, and radicals built of its "
+            "parts (柄: 一, 冂, 人 beside 木), so seeing the parts is not enough; never a radical any Unihan field gives "
+            "the character or one of its variants."
+        ),
+        (
+            "`phonetic_radical`: distractors are the character's other components and components that sound like it "
+            "in Mandarin, never parts, variants or series members of the key; keys cross-checked with Karlgren (kGSR) "
+            "or, where it is silent, Casey (kPhonetic) series. The set shrank to what the bounds allow (see the sizes)."
+        ),
+        (
+            "`radical_meaning`: a distractor gloss is used in at most 3 items of its subset (was up to 59)."
+        ),
+        (
+            "`cloze`: no stem character whose OpenCC conversion is one-to-many in a converted book (論語, 詩經, 楚辭, "
+            "古文觀止); a blank is rejected when a distractor forms an attested n-gram anywhere in the classics or a "
+            "second idiomatic fill (bigrams of the classics and 全唐詩)."
+        ),
+        (
+            "Issue 13: `excdoc_word` re-optioned and grown (308 → 521 test): every option is the meaning of another "
+            "term of the same field, from a 340-term team glossary, planned over the whole file; quotations checked "
+            "against the 睡虎地 sample."
+        ),
+        (
+            "`tradoc_word` is now the paper's task: the meaning of a word in a transmitted passage (in_context, "
+            "1,089 test items over 110 words, contexts verbatim from chinese-poetry, 32 words paired with "
+            "`excdoc_word`), beside the 《廣韻》-gloss subset (guangyun_gloss, capped at 998 test items)."
+        ),
+        (
+            "`translation` re-optioned (1,023 → 504 test): every option fluent modern Chinese, each wrong one a "
+            "classical misreading (labelled in `errors`), the 2×2 design dropped; 61.6% outside anthologised passages."
+        ),
+        (
+            "`phonetic_loan` re-optioned (501 → 265 test): distractors are 本字 of other loans of the same graph or "
+            "series, never a grammatical word; entries that could not be re-optioned soundly were dropped."
+        ),
+        (
+            "Every curated test item (and samples of the generated tasks) answered by blind examinees; defects "
+            "dropped (see *Validity probes*). Task facts (kind, minimum test size) live on the task rows of "
+            "`ancientbench/tasks.py`; results files record the dataset version (`ancientbench.DATASET_VERSION`)."
         ),
     )),
 )
