@@ -46,6 +46,10 @@ ALTERNATIVES = 24  # distractor triples offered to the selector per item
 COMP_POOL = 4  # other components of the character considered per item (the semantic part first)
 SOUND_POOL = 6  # Mandarin look-alike components considered per item
 BOUND = 0.29  # every shortcut strategy at or below this over the built items (the audit bound is 0.30)
+# Not balanced: "an option in the character's phonetic series (Unihan kGSR/kPhonetic)" is the key by the
+# task's own definition (the key is cross-checked in that very table) and no provably wrong distractor may lie in
+# the key's series (issue 12), so it is 100% on every item; docs/glyph-tasks.md gives the figures.
+NOT_BALANCED = ("same_phonetic_series",)
 CAP = 20  # no distractor graph appears in more than CAP items (keeps "least frequent option" near chance)
 
 # Hand-checked dev exemplars: 說文 analyses 从水工聲, 从耳門聲, 从言青聲, 从木同聲, 从糸冬聲.
@@ -182,15 +186,13 @@ def build(ctx: BuildContext) -> BuildResult:
     from ..quality.strategies import Frequencies
 
     freq = Frequencies({c: corpus.frequency(c) for c in corpus.char_freq}, "classics")
-    extra = gc.strategies(uh.total_strokes, series)
     items = [(TEMPLATE.format(char=it[0]), it[1], it[6]) for it in staged]
     must = frozenset(i for i, it in enumerate(staged) if it[0] in DEV_KEYS)
-    chosen = gc.select_most_within_bound(items, freq, extra, bound=BOUND, cap=CAP, must=must)
+    names, table = gc.credit_table(TASK, items, freq, skip=NOT_BALANCED)
+    chosen = gc.select_most_within_bound(items, table, names, bound=BOUND, cap=CAP, must=must)
     # second pass: "the least/most frequent option within the task", counted over the first pass's items
-    count = Counter(o for i, k in chosen.items() for o in (items[i][1], *items[i][2][k]))
-    extra["least_frequent_option"] = lambda q, opts: [-float(count[o]) for o in opts]
-    extra["most_frequent_option"] = lambda q, opts: [float(count[o]) for o in opts]
-    chosen = gc.select_most_within_bound(items, freq, extra, bound=BOUND, cap=CAP, must=must)
+    names = gc.add_option_frequency(items, table, names, chosen)
+    chosen = gc.select_most_within_bound(items, table, names, bound=BOUND, cap=CAP, must=must)
     dropped["left out to keep every shortcut strategy at or below the bound"] += len(staged) - len(chosen)
 
     cands = []
