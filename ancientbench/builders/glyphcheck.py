@@ -212,6 +212,17 @@ def select_most_within_bound(
     # prefer earlier triples (more plausible) a little: cost -1 + tiny index penalty
     c = np.array([-1.0 + 1e-4 * k for k in var_k])
     res = linprog(c, A_ub=A, b_ub=np.array(b), A_eq=A_eq, b_eq=b_eq, bounds=list(zip(lower, upper)), method="highs")
+    # infeasible only when the must items alone exceed a bound (a tiny build): allow exactly their excess
+    floor = np.zeros(len(names))
+    if res.status == 2 and must:
+        by_item: dict[int, list[int]] = {}
+        for j, i in enumerate(var_item):
+            by_item.setdefault(i, []).append(j)
+        # each must item at its triple of least total excess: a choice that meets these bounds exists
+        best = [min(by_item[i], key=lambda j: (sum(max(0.0, v) for v in cols[j]), j)) for i in sorted(must)]
+        floor = np.maximum(0.0, np.array([sum(cols[j][s] for j in best) for s in range(len(names))]))
+        b[: len(names)] = list(floor)
+        res = linprog(c, A_ub=A, b_ub=np.array(b), A_eq=A_eq, b_eq=b_eq, bounds=list(zip(lower, upper)), method="highs")
     if res.status != 0:
         raise ValueError(f"selection programme failed: {res.message}")
     chosen = {var_item[j]: var_k[j] for j in range(nv) if res.x[j] > 1 - 1e-6}
@@ -224,8 +235,11 @@ def select_most_within_bound(
     for i, k in chosen.items():
         totals += cols[col[i, k]]
     # the fractional items are out; while a strategy is above the bound, drop the item adding most to it
-    while (totals > 1e-9).any():
-        s_worst = int(np.argmax(totals))
-        i_drop = max((i for i in chosen if i not in must), key=lambda i: (cols[col[i, chosen[i]]][s_worst], i))
+    while (totals > floor + 1e-9).any():
+        droppable = [i for i in chosen if i not in must]
+        if not droppable:  # the must items' own excess (a tiny build), already the least they can carry
+            break
+        s_worst = int(np.argmax(totals - floor))
+        i_drop = max(droppable, key=lambda i: (cols[col[i, chosen[i]]][s_worst], i))
         totals -= cols[col[i_drop, chosen.pop(i_drop)]]
     return dict(sorted(chosen.items()))
