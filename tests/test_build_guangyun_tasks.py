@@ -224,9 +224,9 @@ def test_radical_component_distractors(src):
 def test_radical_committed_items_defeat_glyph_and_mandarin_shortcuts(src):
     """Every shared strategy (quality.strategies, as the audit measures it) at or below 30% on the committed
     test split, and every distractor provably not a radical Unihan gives the character or any of its variants."""
+    from ancientbench.builders.radical import distractor_problem
     from ancientbench.quality.strategies import BOUND, Context, accuracies
     from ancientbench.schema import load_split
-    from ancientbench.builders.radical import distractor_problem
     from ancientbench.tasks import get_task
 
     rows = load_split(DATASET_PATH, "radical", "test")

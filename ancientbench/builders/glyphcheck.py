@@ -65,7 +65,14 @@ def credit_table(task: str, items: Items, freq, extra: Mapping[str, ExtraStrateg
                  skip: Sequence[str] = ()) -> tuple[list[str], list[list[dict[str, float]]]]:
     """(strategy names, credits of the key for every item's every triple): every shared strategy except the
     task-level ones (option recurrence: :func:`add_option_frequency`) and ``skip``, plus ``extra``."""
-    from ..quality.strategies import STRATEGIES, TASK_LEVEL, Context, Item, credits, strategy_credit
+    from ..quality.strategies import (
+        STRATEGIES,
+        TASK_LEVEL,
+        Context,
+        Item,
+        credits,
+        strategy_credit,
+    )
 
     extra = extra or {}
     shared = [n for n in STRATEGIES if n not in TASK_LEVEL and n not in skip]
