@@ -27,12 +27,11 @@ def register_metric(metric_path: str | Path | None = None, modules_cache: str | 
     Idempotent: the folder is named by the module's sha256, so an unchanged module is not copied twice and
     an edited one becomes the newest version evaluate picks.
     """
+    from evaluate import config as ev_config
     from evaluate.loading import init_dynamic_modules
+    from evaluate.utils.file_utils import hash_url_to_filename, hf_hub_url
 
     import ancientbench
-
-    from evaluate import config as ev_config
-    from evaluate.utils.file_utils import hash_url_to_filename, hf_hub_url
 
     src = Path(metric_path or ancientbench.METRIC_PATH) / f"{METRIC_NAME}.py"
     # 1. the downloads cache, under the name of the canonical script's URL (evaluate finds it without a request)
