@@ -62,6 +62,7 @@ LETTERS: tuple[str, ...] = ("A", "B", "C", "D")
 # (shortcut-free distractors); 1.0.0 is reproducible from the git tag ``data-v1.0.0``.
 DATASET_VERSION = "2.0.0"
 DATASET_V1_TAG = "data-v1.0.0"
+DATASET_V1_COMMIT = "242d0c3"  # the commit the tag names (tags may not travel with a clone)
 
 
 def get_task(name: str) -> Task:

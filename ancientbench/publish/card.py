@@ -247,13 +247,13 @@ def render_changelog(folder: str | Path, sources_dir: str | Path | None = None) 
 
     from ..quality import audit
     from ..quality.strategies import BOUND, STRATEGIES
-    from ..tasks import DATASET_V1_TAG, DATASET_VERSION
+    from ..tasks import DATASET_V1_COMMIT, DATASET_V1_TAG, DATASET_VERSION
 
     before = json.loads((Path(__file__).resolve().parents[1] / "quality" / "v1_strategies.json").read_text(encoding="utf-8"))
     configs = [c for c in present_configs(folder) if c in TASK_NAMES]
     after = audit.audit_folder(folder, configs, sources_dir=sources_dir)["configs"]
     lines = [(f"Dataset version **{DATASET_VERSION}**. Version 1.0.0 stays reproducible from the git tag "
-              f"`{DATASET_V1_TAG}` (`git checkout {DATASET_V1_TAG} && ancientbench build`)."), ""]
+              f"`{DATASET_V1_TAG}` (commit `{DATASET_V1_COMMIT}`: `git checkout {DATASET_V1_COMMIT} && ancientbench build`)."), ""]
     for version, date, changes in CHANGELOG:
         lines.append(f"### {version} ({date})")
         lines.append("")
