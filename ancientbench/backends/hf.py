@@ -251,7 +251,7 @@ class HFBackend(Backend):
                        on_done: OnDone | None = None) -> list[LoglikelihoodResult]:
         import torch
 
-        from ..scoring import _pad_id, _run_batches, _Runner
+        from ..scoring import _pad_id, _Runner
 
         if not requests:
             return []
@@ -314,21 +314,7 @@ class HFBackend(Backend):
             if finished and on_done is not None:
                 on_done(finished, [results[i] for i in finished])
 
-        from ..scoring import AutoBatchSize
-
-        was_training = self.model.training
-        self.model.eval()
-        size = self.batch.initial(runner.device) if isinstance(self.batch, AutoBatchSize) else self.batch
-        order = sorted(range(len(seqs)), key=lambda k: (-len(seqs[k][2]), k))
-        try:
-            with torch.inference_mode():
-                size = _run_batches(order, size, forward, sink)
-        finally:
-            if isinstance(self.batch, AutoBatchSize):
-                self.batch.size = size
-            if was_training:
-                self.model.train()
-        self._stats["batch_size_used"] = size
+        self._batched(runner.device, [len(s[2]) for s in seqs], forward, sink)
         return results  # type: ignore[return-value]
 
     # ----------------------------------------------------------------------------------------- generate
@@ -336,7 +322,7 @@ class HFBackend(Backend):
     def generate(self, requests: Sequence[GenerateRequest], on_done: OnDone | None = None) -> list[GenerateResult]:
         import torch
 
-        from ..scoring import AutoBatchSize, _pad_id, _run_batches
+        from ..scoring import _pad_id
 
         if not requests:
             return []
@@ -378,20 +364,29 @@ class HFBackend(Backend):
             if on_done is not None:
                 on_done(chunk, rows)
 
+        self._batched(device, [len(x) for x in ids], run, sink)
+        return results  # type: ignore[return-value]
+
+    def _batched(self, device, lengths: Sequence[int], fn, sink) -> None:
+        """Run ``fn`` over the indices in batches, longest first, in eval mode without gradients (OOM back-off in
+        :func:`ancientbench.scoring._run_batches`); the batch size reached is kept for the next call and recorded."""
+        import torch
+
+        from ..scoring import AutoBatchSize, _run_batches
+
         was_training = self.model.training
         self.model.eval()
         size = self.batch.initial(device) if isinstance(self.batch, AutoBatchSize) else self.batch
-        order = sorted(range(len(requests)), key=lambda i: (-len(ids[i]), i))
+        order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
         try:
             with torch.inference_mode():
-                size = _run_batches(order, size, run, sink)
+                size = _run_batches(order, size, fn, sink)
         finally:
             if isinstance(self.batch, AutoBatchSize):
                 self.batch.size = size
             if was_training:
                 self.model.train()
         self._stats["batch_size_used"] = size
-        return results  # type: ignore[return-value]
 
     # ---------------------------------------------------------------------------------------------- misc
 
