@@ -110,7 +110,6 @@ def candidate_triples(key: str, gloss: dict, glossary: dict[str, dict], question
     ``question_overlap``) come first, then those without a length giveaway, then the rest."""
     from itertools import combinations
 
-    from ..quality.strategies import chars as _chars
 
     target = _alnum_len(gloss["definition"])
 
@@ -129,15 +128,8 @@ def candidate_triples(key: str, gloss: dict, glossary: dict[str, dict], question
                 distinct.append(s)
         triples = [distinct[:3]] if len(distinct) >= 3 else [ranked[:3]]
     random.Random(int(hashlib.sha256(f"{TASK}:{key}".encode()).hexdigest()[:16], 16)).shuffle(triples)
-    q = set(_chars(question_text))
-
-    def rank(t: list[dict]) -> int:
-        if length_giveaway(gloss["definition"], [s["definition"] for s in t]):
-            return 2
-        overlap = [len(set(_chars(o)) & q) for o in [gloss["definition"], *(s["definition"] for s in t)]]
-        return 1 if overlap[0] > max(overlap[1:]) else 0
-
-    return sorted(triples, key=rank)  # stable: the seeded order within each rank
+    ranks = _ranks(triples, gloss, question_text)
+    return [t for _, t in sorted(zip(ranks, triples), key=lambda rt: rt[0])]  # stable: the seeded order within each rank
 
 
 def draw(key: str, gloss: dict, glossary: dict[str, dict], question_text: str = "") -> list[dict]:
@@ -159,7 +151,7 @@ def plan(entries: list[dict], glossary: dict[str, dict], passes: int = 30) -> di
         if gloss is None:
             continue
         cands[e["key"]] = candidate_triples(e["key"], gloss, glossary, question(e))
-        ranks = _rank_of(cands[e["key"]], gloss, e) if len(cands[e["key"]][0]) == 3 else [0]
+        ranks = _ranks(cands[e["key"]], gloss, question(e)) if len(cands[e["key"]][0]) == 3 else [0]
         good[e["key"]] = [t for t, r in zip(cands[e["key"]], ranks) if r <= min(1, min(ranks))] or cands[e["key"]][:1]
     freq: dict[str, int] = {}
     for e in entries:
@@ -169,7 +161,7 @@ def plan(entries: list[dict], glossary: dict[str, dict], passes: int = 30) -> di
     for e in entries:
         if e["key"] not in cands:
             continue
-        best = [t for t in good[e["key"]] if _rank_of([t], glossary[e["gloss"]], e)[0] == 0] or good[e["key"]]
+        best = [t for t in good[e["key"]] if _ranks([t], glossary[e["gloss"]], question(e))[0] == 0] or good[e["key"]]
         pick = min(best, key=lambda t: (min(freq.get(s["id"], 0) for s in t), sum(freq.get(s["id"], 0) for s in t), best.index(t)))
         for s in pick:
             freq[s["id"]] = freq.get(s["id"], 0) + 1
@@ -217,12 +209,14 @@ def plan(entries: list[dict], glossary: dict[str, dict], passes: int = 30) -> di
     return out
 
 
-def _rank_of(cands: list[list[dict]], gloss: dict, entry: dict) -> list[int]:
+def _ranks(triples: list[list[dict]], gloss: dict, question_text: str) -> list[int]:
+    """Per triple: 2 if the key stands out by length, 1 if the key alone shares most characters with the
+    question (the audit's ``question_overlap``), else 0."""
     from ..quality.strategies import chars as _chars
 
-    q = set(_chars(question(entry)))
+    q = set(_chars(question_text))
     ranks = []
-    for t in cands:
+    for t in triples:
         if length_giveaway(gloss["definition"], [s["definition"] for s in t]):
             ranks.append(2)
             continue
