@@ -23,6 +23,9 @@ before the clock starts):
   (``TaskManager`` over the exported folder only) is inside the clock.
 - ``plain``: one forward per question over the full prompt, full logits (the LM head over every position),
   batch 1, no cache: the naive baseline.
+- ``ancientbench@<ref>`` (with ``--baseline-code DIR``): the ``ancientbench`` runner importing the package from
+  another checkout (e.g. ``git worktree add --detach ../v1 data-v1.0.0``) on the same questions, so a change
+  of the engine is measured against the code before it in the same run (ratio ``ancientbench/ancientbench@<ref>``).
 
 Reported per runner and number of shots: questions/second end to end (everything after model loading) and
 for the scoring step alone; peak memory (CPU: the process's peak RSS from ``resource.getrusage``, and its
@@ -258,11 +261,15 @@ def _gpu_peak(device: str) -> float | None:
 
 
 def run_ancientbench(spec) -> dict:
+    import ancientbench
     from ancientbench.evaluation import evaluate_model
 
     loaded = _load(spec)
     counter = FlopCounter(loaded.model)
     device = str(next(loaded.model.parameters()).device)
+    code = str(Path(ancientbench.__file__).resolve().parent)
+    if spec.get("code") and not code.startswith(str(Path(spec["code"]).resolve())):
+        raise SystemExit(f"baseline runner imported ancientbench from {code}, not from {spec['code']}")
     rss0 = rss_mib()
     _reset_gpu(device)
     t0 = time.perf_counter()
@@ -272,7 +279,7 @@ def run_ancientbench(spec) -> dict:
     preds = {r["id"]: (r["pred"], r["logprobs"]) for r in res["predictions"]}
     return {"seconds": seconds, "core_seconds": res["timing"]["seconds"], "preds": preds, "rss_after_load_mib": rss0,
             "gpu_peak_mib": _gpu_peak(device), "counts": counter.summary(), "device": device,
-            "batch_size": res["setting"]["batch_size"], "prefix_cache": res["setting"]["prefix_cache"]}
+            "batch_size": res["setting"]["batch_size"], "prefix_cache": res["setting"]["prefix_cache"], "code": code}
 
 
 def run_lm_eval(spec) -> dict:
@@ -381,6 +388,8 @@ def run_worker(spec: dict, workdir: Path, env: dict) -> dict:
     spec_path = workdir / f"{tag}.spec.json"
     spec_path.write_text(json.dumps(spec))
     load0 = os.getloadavg()[0]
+    if spec.get("code"):  # the baseline runner: the other checkout's package first on the path
+        env = {**env, "PYTHONPATH": os.pathsep.join([spec["code"], env.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
     proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", str(spec_path)], env=env,
                           cwd=str(REPO_ROOT), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode != 0:
@@ -436,6 +445,9 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=None, help="torch threads in every runner (default: CPU count)")
     p.add_argument("--repeat", type=int, default=1,
                    help="run each runner this many times, interleaved (order alternating); report the best")
+    p.add_argument("--baseline-code", default=None, metavar="DIR",
+                   help="also run the ancientbench runner with the package of another checkout (e.g. a worktree "
+                        "of tag data-v1.0.0), on the same questions; prints the ratio to it")
     p.add_argument("--output", default=str(RESULTS_DIR), help="folder for <timestamp>.json (default bench/results)")
     p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -454,6 +466,15 @@ def main(argv=None) -> int:
     batch_size = args.batch_size if args.batch_size == "auto" else int(args.batch_size)
     lm_bs = args.lm_eval_batch_size or args.batch_size
     lm_bs = lm_bs if lm_bs == "auto" else int(lm_bs)
+    runners = list(args.runners)
+    baseline = None
+    if args.baseline_code:
+        code = Path(args.baseline_code).resolve()
+        if not (code / "ancientbench" / "__init__.py").is_file():
+            raise SystemExit(f"--baseline-code {code}: no ancientbench package there")
+        ref = subprocess.run(["git", "-C", str(code), "describe", "--tags", "--always"], capture_output=True, text=True)
+        baseline = f"ancientbench@{ref.stdout.strip() or code.name}"
+        runners.append(baseline)
     data, per_task = build_question_set(args.questions, args.tasks)
     n_questions = sum(per_task.values())
     print(f"model {model}\nquestions {n_questions} ({', '.join(f'{t} {n}' for t, n in per_task.items())})\n"
@@ -465,24 +486,26 @@ def main(argv=None) -> int:
 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    runs: dict[int, dict[str, list[dict]]] = {k: {r: [] for r in args.runners} for k in args.shots}
+    runs: dict[int, dict[str, list[dict]]] = {k: {r: [] for r in runners} for k in args.shots}
     with tempfile.TemporaryDirectory(prefix="ancientbench-bench-") as tmp:
         for k in args.shots:
             for rep in range(args.repeat):
                 # alternate the order, so a load that drifts during a repetition does not favour one runner
-                for runner in (args.runners if rep % 2 == 0 else list(reversed(args.runners))):
-                    spec = {"runner": runner, "shots": k, "rep": rep, "model": model, "device": args.device,
+                for runner in (runners if rep % 2 == 0 else list(reversed(runners))):
+                    spec = {"runner": "ancientbench" if runner == baseline else runner,
+                            "code": str(Path(args.baseline_code).resolve()) if runner == baseline else None, "shots": k, "rep": rep, "model": model, "device": args.device,
                             "dtype": args.dtype, "data": str(data), "batch_size": batch_size,
                             "lm_eval_batch_size": lm_bs, "threads": threads}
                     out = run_worker(spec, Path(tmp), env)
                     runs[k][runner].append(out)
-                    print(f"  {k}-shot {runner:12s} rep {rep + 1}: {len(out['preds']) / out['seconds']:7.2f} q/s "
+                    print(f"  {k}-shot {runner:20s} rep {rep + 1}: {len(out['preds']) / out['seconds']:7.2f} q/s "
                           f"({out['seconds']:.1f} s, load {out['loadavg_before']:.2f}->{out['loadavg_after']:.2f})",
                           flush=True)
 
     report = {"created": _dt.datetime.now().isoformat(timespec="seconds"), "model": model, "device": args.device,
               "dtype": args.dtype, "threads": threads, "questions": n_questions, "per_task": per_task,
               "data": str(data), "batch_size": batch_size, "lm_eval_batch_size": lm_bs, "repeat": args.repeat,
+              "baseline": {"runner": baseline, "code": str(Path(args.baseline_code).resolve())} if baseline else None,
               "machine": {"cpu": cpu_name(), "cpu_count": os.cpu_count(), "platform": platform.platform(),
                           "loadavg_start": os.getloadavg()},
               "matmul": peak, "settings": {}}
@@ -501,7 +524,7 @@ def main(argv=None) -> int:
     for k in args.shots:
         setting = {}
         ref = runs[k].get("ancientbench", [None])[0]
-        for runner in args.runners:
+        for runner in runners:
             reps = runs[k][runner]
             n = len(reps[0]["preds"])
             # best of the repetitions: other processes on a shared machine only ever slow a run down
@@ -530,12 +553,14 @@ def main(argv=None) -> int:
                          f"{100 * flops_s / max(r['matmul_flops_per_s'] for r in reps):.1f}",
                          "-" if agree is None else f"{agree['identical']}/{agree['items']}"])
         ratios = {}
-        for other in ("lm-eval", "plain"):
-            if "ancientbench" in setting and other in setting:
-                a, b = setting["ancientbench"], setting[other]
-                ratios[f"ancientbench/{other}"] = a["questions_per_second"] / b["questions_per_second"]
-                ratios[f"ancientbench/{other} (scoring only)"] = (a["scoring_questions_per_second"]
-                                                                  / b["scoring_questions_per_second"])
+        pairs = [("ancientbench", o) for o in ("lm-eval", "plain", baseline) if o]
+        pairs += [(baseline, o) for o in ("lm-eval", "plain")] if baseline else []
+        for mine, other in pairs:
+            if mine in setting and other in setting:
+                a, b = setting[mine], setting[other]
+                ratios[f"{mine}/{other}"] = a["questions_per_second"] / b["questions_per_second"]
+                ratios[f"{mine}/{other} (scoring only)"] = (a["scoring_questions_per_second"]
+                                                            / b["scoring_questions_per_second"])
         setting["ratios"] = ratios
         report["settings"][str(k)] = setting
     print()
