@@ -8,10 +8,12 @@ import os
 for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "TRANSFORMERS_OFFLINE"):
     os.environ[_var] = "1"
 # A fresh Hugging Face cache per test session: results never come from (or leak into) the user's cache.
+# The session that made it removes it at the end (pytest_unconfigure); worker processes inherit it.
+_CREATED_HF_HOME = None
 if "ANCIENTBENCH_TEST_HF_HOME" not in os.environ:
     import tempfile
 
-    os.environ["ANCIENTBENCH_TEST_HF_HOME"] = tempfile.mkdtemp(prefix="ancientbench-hf-")
+    _CREATED_HF_HOME = os.environ["ANCIENTBENCH_TEST_HF_HOME"] = tempfile.mkdtemp(prefix="ancientbench-hf-")
 os.environ["HF_HOME"] = os.environ["ANCIENTBENCH_TEST_HF_HOME"]
 os.environ.pop("HF_DATASETS_CACHE", None)
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -71,3 +73,12 @@ def tiny_llama(tmp_path_factory):
 def tiny_model(request):
     """Each tiny model in turn."""
     return request.getfixturevalue(f"tiny_{request.param}")
+
+
+def pytest_unconfigure(config):
+    """Remove the session's Hugging Face cache (about 20 MB of converted datasets per run otherwise left in /tmp)."""
+    if _CREATED_HF_HOME:
+        import shutil
+
+        shutil.rmtree(_CREATED_HF_HOME, ignore_errors=True)
+        os.environ.pop("ANCIENTBENCH_TEST_HF_HOME", None)
