@@ -59,10 +59,13 @@ MIN_TEST_SIZES: dict[str, int] = {t.name: t.min_test for t in TASKS if t.min_tes
 LETTERS: tuple[str, ...] = ("A", "B", "C", "D")
 
 # The version of the dataset files (data/<task>/{test,dev}.jsonl); results files record it. 2.0.0: issue 12
-# (shortcut-free distractors); 1.0.0 is reproducible from the git tag ``data-v1.0.0``.
-DATASET_VERSION = "2.0.0"
+# (shortcut-free distractors); 2.1.0: translation grown from lesser-known 古文觀止 pieces. Earlier versions are
+# reproducible from git tags (1.0.0 ``data-v1.0.0``, 2.0.0 ``data-v2.0.0``), commits named below.
+DATASET_VERSION = "2.1.0"
 DATASET_V1_TAG = "data-v1.0.0"
 DATASET_V1_COMMIT = "242d0c3"  # the commit the tag names (tags may not travel with a clone)
+DATASET_V2_TAG = "data-v2.0.0"
+DATASET_V2_COMMIT = "7b5f25a"
 
 
 def get_task(name: str) -> Task:

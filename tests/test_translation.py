@@ -83,7 +83,8 @@ def test_anthologised_rule(corpus):
     def reason(book, ctx):
         return tr.anthologised({"book": book, "context": ctx}, corpus)
 
-    assert reason("古文觀止", "肉食者鄙，未能遠謀").startswith("古文觀止")
+    assert reason("古文觀止", "肉食者鄙，未能遠謀") == "school-canon piece (曹劌論戰)"
+    assert reason("古文觀止", "叔向見韓宣子，宣子憂貧，叔向賀之") is None  # 國語 叔向賀貧: in the anthology, not the canon
     assert "opening passage" in reason("論語", "學而時習之，不亦說乎")
     assert "寡人之於國也" in reason("孟子", "不違農時，穀不可勝食也")  # a later paragraph of the same canon piece
     assert "famous line" in reason("論語", "見賢思齊焉，見不賢而內自省也")
@@ -94,3 +95,10 @@ def test_share_outside_anthologised(entries, corpus):
     s = tr.summary(corpus)
     assert s["entries"] == len(entries)
     assert s["outside_share"] >= tr.NON_ANTHOLOGISED_MIN_SHARE, s
+
+
+def test_canon_prose_names_pieces_of_the_anthology(corpus):
+    """Every title in CANON_PROSE is a 古文觀止 piece as chinese-poetry titles it (a misspelt title would count
+    its items as outside the canon without notice)."""
+    titles = {p.chapter.split("·", 1)[-1] for p in corpus.passages if p.book == "guwenguanzhi"}
+    assert tr.CANON_PROSE <= titles, sorted(tr.CANON_PROSE - titles)

@@ -28,8 +28,17 @@ DEV_KEYS: tuple[str, ...] = (
 )
 
 # ---- which items come from the most anthologised passages (docs/translation.md states the rule) --------
-# 古文觀止 is itself the canonical anthology of prose: every item from it counts as anthologised.
-ANTHOLOGY_BOOKS: frozenset[str] = frozenset({"古文觀止"})
+# 古文觀止 pieces of the school canon (the prose every Chinese secondary-school reader meets), as titled in the
+# package; an item from any of them counts as anthologised. Its other ~170 pieces are an anthology's, not the canon.
+CANON_PROSE: frozenset[str] = frozenset({
+    "鄭伯克段於鄢", "曹劌論戰", "宮之奇諫假道", "子魚論戰", "介之推不言祿", "燭之武退秦師", "蹇叔哭師", "召公諫厲王止謗",
+    "鄒忌諷齊王納諫", "觸龍說趙太后", "唐雎不辱使命", "諫逐客書", "馮諼客孟嘗君", "過秦論", "前出師表", "後出師表",
+    "報任安書", "屈原列傳", "卜居", "陳情表", "蘭亭集序", "歸去來兮辭", "桃花源記", "五柳先生傳", "諫太宗十思疏",
+    "滕王閣序", "陋室銘", "阿房宮賦", "雜說·龍說", "雜說·馬說", "師說", "進學解", "祭十二郎文", "捕蛇者說",
+    "種樹郭橐駝傳", "岳陽樓記", "小石城山記", "鈷鉧潭西小丘記", "春夜宴桃李園序", "醉翁亭記", "秋聲賦",
+    "五代史伶官傳序", "前赤壁賦", "後赤壁賦", "六國論", "石鐘山記", "遊褒禪山記", "黃州快哉亭記", "五人墓碑記",
+    "賣柑者言", "留侯論",
+})
 # 詩經 and 楚辭 pieces of the school canon (matched against the chapter label's last part).
 CANON_POEMS: frozenset[str] = frozenset({
     "關雎", "蒹葭", "氓", "采薇", "靜女", "碩鼠", "伐檀", "無衣", "桃夭", "子衿", "木瓜", "黍離", "七月",
@@ -57,12 +66,13 @@ def anthologised(entry, corpus) -> str | None:
     from .classics import fold, han_only
 
     book, ctx = entry["book"], entry["context"]
-    if book in ANTHOLOGY_BOOKS:
-        return f"{book} (an anthology)"
     matches = [m for m in corpus.contains(ctx) if corpus_book_title(m.book) == book] or corpus.contains(ctx)
     if not matches:
         return None
     m = matches[0]
+    if book == "古文觀止":
+        title = m.chapter.split("·", 1)[-1]
+        return f"school-canon piece ({title})" if title in CANON_PROSE else None
     if book in ("詩經", "楚辭"):
         title = m.chapter.split("·")[-1]
         return f"school-canon poem {title}" if title in CANON_POEMS else None

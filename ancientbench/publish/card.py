@@ -177,6 +177,21 @@ def render_audit(folder: str | Path, shuowen: str | Path | None = None, sources_
 
 # What changed in each data version (newest first); the before/after strategy tables are computed.
 CHANGELOG: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("2.1.0", "2026-12-01", (
+        (
+            "`translation` grown (504 → 835 test): 331 items from 143 lesser-known 古文觀止 pieces (none of the 51 "
+            "school-canon pieces now named in `builders/translation.py`), each with three trap points and three "
+            "distractors wrong on two of them each, so every reading appears in exactly two options; answered in "
+            "full by four blind reviewers (340/340 agree; 9 stems defective in the source edition — dropped "
+            "characters, 裏/里 and 幹/干 conversion slips — dropped). The anthologised-passage rule now counts "
+            "only the school-canon pieces of 古文觀止 instead of the whole anthology."
+        ),
+        (
+            "Options-only probes over whole test sets: `translation` 495/504 (old items) and 336/340 (new) — "
+            "the bound of 50% is not met (see *Validity probes*: examinees reconstruct the classical sentence "
+            "from the four readings); `phonetic_loan` 100/265 = 37.7% (bound 40%)."
+        ),
+    )),
     ("2.0.0", "2026-12-01", (
         (
             "Issue 12: items that only knowledge of ancient Chinese answers. Every knowledge-free shortcut is code "
@@ -247,13 +262,14 @@ def render_changelog(folder: str | Path, sources_dir: str | Path | None = None) 
 
     from ..quality import audit
     from ..quality.strategies import BOUND, STRATEGIES
-    from ..tasks import DATASET_V1_COMMIT, DATASET_V1_TAG, DATASET_VERSION
+    from ..tasks import DATASET_V1_COMMIT, DATASET_V1_TAG, DATASET_V2_COMMIT, DATASET_V2_TAG, DATASET_VERSION
 
     before = json.loads((Path(__file__).resolve().parents[1] / "quality" / "v1_strategies.json").read_text(encoding="utf-8"))
     configs = [c for c in present_configs(folder) if c in TASK_NAMES]
     after = audit.audit_folder(folder, configs, sources_dir=sources_dir)["configs"]
     lines = [(f"Dataset version **{DATASET_VERSION}**. Version 1.0.0 stays reproducible from the git tag "
-              f"`{DATASET_V1_TAG}` (commit `{DATASET_V1_COMMIT}`: `git checkout {DATASET_V1_COMMIT} && ancientbench build`)."), ""]
+              f"`{DATASET_V1_TAG}` (commit `{DATASET_V1_COMMIT}`: `git checkout {DATASET_V1_COMMIT} && ancientbench build`), "
+              f"version 2.0.0 from `{DATASET_V2_TAG}` (commit `{DATASET_V2_COMMIT}`)."), ""]
     for version, date, changes in CHANGELOG:
         lines.append(f"### {version} ({date})")
         lines.append("")
