@@ -103,6 +103,15 @@ def test_glyph_strategies_and_decomposition():
     assert c["most_central_glyph"] == 1.0  # the option whose parts are the other options
     c = _credits("形聲字「江」的聲符為？", ["工", "鬼", "龍", "馬"], 0)
     assert c["same_phonetic_series"] == 1.0  # 江 and 工: one GSR series
+    # the option that writes the most populous Kangxi radical (木 heads far more characters than 一, 冂, 人 … 人 is
+    # populous too, so the planted item pits 木 against rare radicals); 氵 writes 水; non-radical options score 0
+    c = _credits("「柄」字在《康熙字典》中屬於哪個部首？", ["木", "冂", "亅", "鬯"], 0)
+    assert c["most_populous_radical"] == 1.0
+    scores = S.most_populous_radical(S.Item.make("radical", "「河」字在《康熙字典》中屬於哪個部首？", ["氵", "冂", "柄", "鬯"]),
+                                     S.Context(FREQ))
+    assert scores[0] > scores[1] > 0 and scores[2] == 0.0 and scores[0] == S.most_populous_radical(
+        S.Item.make("radical", "「河」字在《康熙字典》中屬於哪個部首？", ["水", "冂", "柄", "鬯"]), S.Context(FREQ))[0]
+    assert S.FAMILY["most_populous_radical"] == "glyph"
 
 
 def test_option_recurrence():

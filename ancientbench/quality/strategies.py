@@ -19,7 +19,8 @@ question_overlap, unigram_lm), *mandarin* (pypinyin, all heteronyms: same_syllab
 nearest_initial_final, fanqie_mandarin and fanqie_mandarin_toneless: a 反切 option read through Mandarin,
 upper speller -> initial, lower speller -> final (and tone)), *glyph* (decompositions of
 :mod:`ancientbench.builders.decomposition`: is_component: the option is a part of the head character;
-shares_component; same_phonetic_series: Unihan kGSR series or kPhonetic group shared with the head).
+shares_component; same_phonetic_series: Unihan kGSR series or kPhonetic group shared with the head;
+most_populous_radical: the option that writes the Kangxi radical Unihan files the most characters under).
 Strategies that need the head character (the one the question asks about) use :func:`head_char`: the last
 single-character 「…」 quotation of the question (every generated template, excdoc_word and phonetic_loan
 have one); where there is none they score every option alike (chance). ``pick_balanced`` in
@@ -312,6 +313,31 @@ def shares_component(it: Item, ctx: Context) -> list[float]:
     return [float(len(_graphs(o) & h)) for o in it.options]
 
 
+@cache
+def _radical_population(unihan_dir: str | None) -> tuple[dict[str, int], dict[str, str]]:
+    """(Kangxi radical number -> characters Unihan files under it, graph -> the radical number it writes)."""
+    from ..builders import unihan
+
+    u = unihan.load(unihan_dir)
+    pop: Counter = Counter()
+    for ch in set(u.fields["kRSKangXi"]) | set(u.fields["kRSUnicode"]):
+        rs = u.kangxi_radical_strokes(ch) or u.radical_strokes(ch)  # the dictionary's own radical first
+        if rs:
+            pop[rs[0].number.rstrip("'")] += 1
+    writes: dict[str, str] = {}
+    for num in u.kangxi_numbers():
+        for g in sorted(u.radical_forms(num)):
+            writes.setdefault(g, num)
+    return dict(pop), writes
+
+
+def most_populous_radical(it: Item, ctx: Context) -> list[float]:
+    """The option that writes the Kangxi radical with the most characters under it (木, 水, 口 … head thousands):
+    a reader who knows only which radicals are common picks it; options that write no radical score 0."""
+    pop, writes = _radical_population(ctx.unihan_dir)
+    return [float(pop.get(writes.get(o, ""), 0)) if len(o) == 1 else 0.0 for o in it.options]
+
+
 def _series(u, ch: str) -> frozenset[str]:
     return frozenset({"g" + s for s in u.gsr_series(ch)} | {"k" + p for p in u.phonetic_groups(ch)})
 
@@ -333,6 +359,7 @@ STRATEGIES: dict[str, Strategy] = {
     "nearest_initial_final": nearest_initial_final, "fanqie_mandarin": fanqie_mandarin,
     "fanqie_mandarin_toneless": fanqie_mandarin_toneless,
     "is_component": is_component, "shares_component": shares_component, "same_phonetic_series": same_phonetic_series,
+    "most_populous_radical": most_populous_radical,
 }
 FAMILY: dict[str, str] = {
     **{n: "form" for n in ("longest", "shortest", "most_central", "most_central_glyph", "most_frequent_option",
@@ -340,7 +367,7 @@ FAMILY: dict[str, str] = {
                            "question_overlap", "unigram_lm")},
     **{n: "mandarin" for n in ("same_syllable_tone", "same_syllable", "nearest_initial_final", "fanqie_mandarin",
                                "fanqie_mandarin_toneless")},
-    **{n: "glyph" for n in ("is_component", "shares_component", "same_phonetic_series")},
+    **{n: "glyph" for n in ("is_component", "shares_component", "same_phonetic_series", "most_populous_radical")},
 }
 BOUND = 0.30  # every strategy at or below 30% on every task (issue 12), no exclusions
 # Need the whole task (option counts), so builders balance them from running counts.
