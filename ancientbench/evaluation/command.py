@@ -14,26 +14,18 @@ MODE_HELP = {
 }
 
 
+def _positive_int(value: str, also: str = "") -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer{also}, got {value!r}")
+    return n
+
+
 def _batch_size_arg(value: str):
-    if value == "auto":
-        return value
-    try:
-        n = int(value)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {value!r}")
-    return n
-
-
-def _positive_int(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
-    return n
+    return value if value == "auto" else _positive_int(value, " or 'auto'")
 
 
 def _key_value(value: str) -> tuple[str, str]:

@@ -51,10 +51,10 @@ class OutputLock:
             return None
         return info if isinstance(info, dict) else None
 
-    def acquire(self) -> "OutputLock":
+    def _take_now(self) -> None:
+        """Take the lock without waiting, or raise :class:`OutputLockedError` naming the run that holds it."""
         from filelock import Timeout
 
-        self.folder.mkdir(parents=True, exist_ok=True)
         try:
             self._lock.acquire(timeout=0)
         except Timeout:
@@ -62,6 +62,10 @@ class OutputLock:
                 f"{self.folder} is in use by another ancientbench run: {_describe(self._read_info())}; wait for it "
                 f"to finish or give another --output"
             ) from None
+
+    def acquire(self) -> "OutputLock":
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._take_now()
         stale = self._read_info()  # details left behind by a run that ended without releasing (killed)
         if stale and stale.get("pid") != os.getpid():
             warnings.warn(f"{self.folder}: taking over a stale lock left by a run that is gone ({_describe(stale)})",
@@ -76,17 +80,9 @@ class OutputLock:
     def check(self) -> None:
         """Raise :class:`OutputLockedError` now if another run holds the folder (nothing is written; used to
         refuse before a model is loaded - the lock itself is taken later, by :meth:`acquire`)."""
-        from filelock import Timeout
-
         if not (self.folder / LOCK_NAME).exists():
             return
-        try:
-            self._lock.acquire(timeout=0)
-        except Timeout:
-            raise OutputLockedError(
-                f"{self.folder} is in use by another ancientbench run: {_describe(self._read_info())}; wait for it "
-                f"to finish or give another --output"
-            ) from None
+        self._take_now()
         self._lock.release()
 
     def release(self) -> None:
