@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from support import REPO_ROOT, make_item, read_jsonl, write_fixture_dataset
 
+from ancientbench.schema import write_jsonl
+
 DOC = REPO_ROOT / "docs" / "reliability.md"
 
 
@@ -67,8 +69,8 @@ def no_model_load(monkeypatch):
     monkeypatch.setattr(runner, "load_backend", refuse)
 
 
-def _eval_args(data, out, *extra):
-    return ["eval", "--model", "tiny-random", "--data", str(data), "--tasks", "cloze", "--shots", "0",
+def _eval_args(data, out, *extra, tasks=("cloze",), shots="0"):
+    return ["eval", "--model", "tiny-random", "--data", str(data), "--tasks", *tasks, "--shots", shots,
             "--output", str(out), "--no-progress", *extra]
 
 
@@ -82,11 +84,8 @@ def test_duplicate_id_across_the_files_of_a_folder(tmp_path, capsys, no_model_lo
     path = data / "data" / "cloze" / "test.jsonl"
     rows = read_jsonl(path)
     rows[0]["id"] = "radical-t0"
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    args = _eval_args(data, tmp_path / "o")
-    args[args.index("cloze")] = "radical"
-    args.insert(args.index("radical") + 1, "cloze")
-    assert _cli(*args) == 2
+    write_jsonl(path, rows)
+    assert _cli(*_eval_args(data, tmp_path / "o", tasks=("radical", "cloze"))) == 2
     err = capsys.readouterr().err
     assert "cloze/test.jsonl, row 1, field 'id': duplicate id 'radical-t0'" in err
     assert "radical/test.jsonl, row 1" in err and "Traceback" not in err
@@ -99,12 +98,8 @@ def test_duplicate_id_across_dev_files(tmp_path, capsys, no_model_load):
     path = data / "data" / "cloze" / "dev.jsonl"
     rows = read_jsonl(path)
     rows[2]["id"] = "radical-d1"
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    args = _eval_args(data, tmp_path / "o")
-    args[args.index("0")] = "5"
-    args[args.index("cloze")] = "radical"
-    args.insert(args.index("radical") + 1, "cloze")
-    assert _cli(*args) == 2
+    write_jsonl(path, rows)
+    assert _cli(*_eval_args(data, tmp_path / "o", tasks=("radical", "cloze"), shots="5")) == 2
     err = capsys.readouterr().err
     assert "cloze/dev.jsonl, row 3, field 'id': duplicate id 'radical-d1'" in err and "radical/dev.jsonl, row 2" in err
 
@@ -116,10 +111,8 @@ def test_duplicate_id_in_an_unselected_task_file(tmp_path, capsys, no_model_load
     path = data / "data" / "cloze" / "test.jsonl"
     rows = read_jsonl(path)
     rows[1]["id"] = "radical-t2"
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    args = _eval_args(data, tmp_path / "o")
-    args[args.index("cloze")] = "radical"
-    assert _cli(*args) == 2
+    write_jsonl(path, rows)
+    assert _cli(*_eval_args(data, tmp_path / "o", tasks=("radical",))) == 2
     err = capsys.readouterr().err
     assert "cloze/test.jsonl, row 2, field 'id': duplicate id 'radical-t2'" in err and "radical/test.jsonl, row 3" in err
 
@@ -213,9 +206,7 @@ def test_max_length_must_be_positive(tmp_path, capsys, no_model_load, fixture_da
 
 @case("arguments", "`--shots -1`", "exit 2 before any model loads: `shots must be >= 0`; nothing written under `--output`")
 def test_negative_shots_rejected_first_and_nothing_written(tmp_path, capsys, no_model_load, fixture_data):
-    args = _eval_args(fixture_data, tmp_path / "o")
-    args[args.index("--shots") + 1] = "-1"
-    assert _cli(*args) == 2
+    assert _cli(*_eval_args(fixture_data, tmp_path / "o", shots="-1")) == 2
     assert "shots must be >= 0, got -1" in capsys.readouterr().err
     assert not (tmp_path / "o").exists() or not list((tmp_path / "o").rglob("*"))
 
@@ -344,11 +335,10 @@ def test_generation_config_is_in_the_fingerprint(tmp_path, fixture_data, tiny_qw
 def test_prompt_affecting_options_never_reuse(tmp_path, fixture_data, capsys, option, value):
     out = tmp_path / "o"
     assert _cli(*_eval_args(fixture_data, out, "--limit", "2")) == 0
-    args = _eval_args(fixture_data, out, "--limit", "2")
     if option == "--shots":
-        args[args.index("--shots") + 1] = value
+        args = _eval_args(fixture_data, out, "--limit", "2", shots=value)
     else:
-        args += [option] + ([value] if value else [])
+        args = _eval_args(fixture_data, out, "--limit", "2", option, *([value] if value else []))
     if option == "--max-length":  # the same folder and file: the warning names it
         with pytest.warns(UserWarning, match=r"another setting \(max_length: "):
             assert _cli(*args) == 0
