@@ -268,7 +268,7 @@ def run_ancientbench(spec) -> dict:
     counter = FlopCounter(loaded.model)
     device = str(next(loaded.model.parameters()).device)
     code = str(Path(ancientbench.__file__).resolve().parent)
-    if spec.get("code") and not code.startswith(str(Path(spec["code"]).resolve())):
+    if spec.get("code") and not Path(code).is_relative_to(Path(spec["code"]).resolve()):
         raise SystemExit(f"baseline runner imported ancientbench from {code}, not from {spec['code']}")
     rss0 = rss_mib()
     _reset_gpu(device)
