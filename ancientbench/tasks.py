@@ -23,6 +23,8 @@ class Task:
     competency: str  # one of COMPETENCIES
     kind: str  # "generated" (ancientbench build recomputes it from open sources) or "curated" (team-written)
     min_test: int | None = None  # minimum test-split size (issue 12); audit reports a smaller split
+    # Strategies that are the knowledge the task names, not a shortcut to it: the audit prints them, unbounded.
+    answer_rule: tuple[str, ...] = ()
 
 
 # Competency order is the paper's column order (Tables 2 and 3).
@@ -38,7 +40,9 @@ TASKS: tuple[Task, ...] = (
     Task("radical", "部首", "Radical", "glyph", "generated", 4000),
     Task("radical_meaning", "部首義", "Radical Meaning", "glyph", "generated", 300),
     Task("pronunciation", "字音", "Pronunciation", "pronunciation", "generated", 3000),
-    Task("phonetic_radical", "聲符", "Phonetic Radical", "pronunciation", "generated", 2500),
+    # the key is the phonetic that puts the character in its 諧聲 series, and no distractor may share it (issue 12)
+    Task("phonetic_radical", "聲符", "Phonetic Radical", "pronunciation", "generated", 2500,
+         answer_rule=("same_phonetic_series",)),
     Task("homophone", "同音字", "Homophone", "pronunciation", "generated", 3000),
     Task("excdoc_word", "出土文獻詞義", "Excavated Document Word", "meaning", "curated", 500),
     Task("tradoc_word", "傳世文獻詞義", "Transmitted Document Word", "meaning", "generated", 2000),  # >= 1,000 in context + <= 1,000 gloss (issue 13)
@@ -59,13 +63,15 @@ MIN_TEST_SIZES: dict[str, int] = {t.name: t.min_test for t in TASKS if t.min_tes
 LETTERS: tuple[str, ...] = ("A", "B", "C", "D")
 
 # The version of the dataset files (data/<task>/{test,dev}.jsonl); results files record it. 2.0.0: issue 12
-# (shortcut-free distractors); 2.1.0: translation grown from lesser-known 古文觀止 pieces. Earlier versions are
-# reproducible from git tags (1.0.0 ``data-v1.0.0``, 2.0.0 ``data-v2.0.0``), commits named below.
-DATASET_VERSION = "2.1.0"
-DATASET_V1_TAG = "data-v1.0.0"
-DATASET_V1_COMMIT = "242d0c3"  # the commit the tag names (tags may not travel with a clone)
-DATASET_V2_TAG = "data-v2.0.0"
-DATASET_V2_COMMIT = "7b5f25a"
+# (shortcut-free distractors); 2.1.0: translation grown from lesser-known 古文觀止 pieces; 2.2.0: options-only glyph
+# strategies balanced, phonetic_radical sibling distractors. Earlier versions are reproducible from git tags,
+# each with the commit it names (tags may not travel with a clone).
+DATASET_VERSION = "2.2.0"
+DATASET_RELEASES: tuple[tuple[str, str, str], ...] = (  # (version, git tag, commit)
+    ("1.0.0", "data-v1.0.0", "242d0c3"),
+    ("2.0.0", "data-v2.0.0", "7b5f25a"),
+    ("2.1.0", "data-v2.1.0", "c6c7e0d"),
+)
 
 
 def get_task(name: str) -> Task:

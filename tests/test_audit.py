@@ -114,6 +114,32 @@ def test_glyph_strategies_and_decomposition():
     assert S.FAMILY["most_populous_radical"] == "glyph"
 
 
+def test_options_only_glyph_strategies():
+    """Rules that read the options alone: rebuild the character from two options, or take the odd one out."""
+    # 女 + 旦 write 妲: both compose, 旦 (5 strokes) beats 女 (3); 耳 and 革 compose nothing here
+    c = _credits("形聲字「妲」的聲符為？", ["旦", "女", "耳", "革"], 0)
+    assert c["composes_with_option"] == 1.0
+    c = _credits("形聲字「妲」的聲符為？", ["女", "旦", "耳", "革"], 0)
+    assert c["composes_with_option"] == 0.0
+    # 言 with its own parts 二 and 冂 beside 者: 者 neither contains nor lies in another option (the odd one out),
+    # and 者 + 言 write 諸, 者 the more complex of the pair
+    c = _credits("形聲字「諸」的聲符為？", ["者", "言", "二", "冂"], 0)
+    assert c["least_central_glyph"] == 1.0 and c["most_central_glyph"] == 0.0 and c["composes_with_option"] == 1.0
+    c = _credits("形聲字「罵」的聲符為？", ["馬", "言", "二", "冂"], 0)
+    assert c["unrelated_glyph"] == 1.0  # 馬 shares no graph with the 言 family
+    # siblings: 工 (江), 可 (河), 胡 (湖) beside 水 — each composes with 水, so the rule cannot single the key out
+    c = _credits("形聲字「江」的聲符為？", ["工", "水", "可", "胡"], 0)
+    assert c["composes_with_option"] == 0.0 and c["least_central_glyph"] < 1.0
+    # 水 + 酉 write 酒, which sounds like 九: the sound-alike betrays the character, 酉 has more strokes than 水
+    assert _credits("形聲字「酒」的聲符為？", ["酉", "水", "九", "革"], 0)["composes_sounding"] == 1.0
+    # 廿, 十, 口 are all pieces of the radical 革: 化 is the one outside the family
+    c = _credits("形聲字「靴」的聲符為？", ["化", "廿", "十", "口"], 0)
+    assert c["odd_family"] == 1.0
+    assert _credits("形聲字「靴」的聲符為？", ["化", "廿", "十", "口"], 1)["odd_family"] == 0.0
+    assert {S.FAMILY[n] for n in ("least_central_glyph", "unrelated_glyph")} == {"form"}
+    assert S.FAMILY["composes_with_option"] == "glyph"
+
+
 def test_option_recurrence():
     rows = [_row(i, "homophone", f"「{k}」", [k, "甲", "乙", "丙"], "A") for i, k in enumerate("東西南北")]
     acc = S.accuracies(rows, S.Context(FREQ), ["least_frequent_option", "most_frequent_option"])
@@ -174,6 +200,26 @@ def test_minimum_size_and_table(tmp_path, capsys):
     assert "VIOLATION cloze: test size 8 < 3000" in table
 
 
+def test_answer_rule_is_printed_not_bounded_and_only_on_its_task(tmp_path, capsys):
+    # 江 and 工 share a Karlgren series: on phonetic_radical that is the key's definition, on homophone a shortcut
+    for task in ("phonetic_radical", "homophone"):
+        rows = [_row(i, task, "形聲字「江」的聲符為？" if task == "phonetic_radical" else "下列哪個字與「江」在《廣韻》中同音？",
+                     ["工", "鬼", "龍", "馬"], "A") for i in range(4)]
+        rows = [{**r, **dict(zip(LETTERS, [r[L] for L in LETTERS][-i:] + [r[L] for L in LETTERS][:-i])),
+                 "answer": LETTERS[i]} for i, r in enumerate(rows)]  # 工 at A, B, C, D in turn
+        _write(tmp_path, task, rows)
+    report = audit.audit_folder(tmp_path, freq=FREQ)
+    pr, hp = report["configs"]["phonetic_radical"], report["configs"]["homophone"]
+    assert pr["strategies"]["same_phonetic_series"] == 1.0 and hp["strategies"]["same_phonetic_series"] == 1.0
+    assert pr["answer_rule"] == ["same_phonetic_series"] and hp["answer_rule"] == []
+    assert not any(v.startswith("same_phonetic_series") for v in pr["violations"])
+    assert any(v.startswith("same_phonetic_series = 100.0%") for v in hp["violations"])
+    _main(["--data", str(tmp_path)])
+    table = capsys.readouterr().out
+    assert "100.0 (rule)" in table and "**100.0**" in table
+    assert "(rule) phonetic_radical: same_phonetic_series" in table
+
+
 def test_variant_configs_keep_their_base_task(tmp_path):
     rows = [_row(i, "radical", f"題{i}", ["水", "工", "可", "口"], LETTERS[i % 4]) for i in range(4)]
     _write(tmp_path, "radical_shuowen", rows)
@@ -209,6 +255,7 @@ def test_task_rows_hold_kind_and_minimum_size():
         DATASET_VERSION,
         GENERATED_TASKS,
         MIN_TEST_SIZES,
+        TASKS,
         get_task,
     )
 
@@ -217,7 +264,9 @@ def test_task_rows_hold_kind_and_minimum_size():
     assert set(CURATED_TASKS) == {"excdoc_word", "phonetic_loan", "translation"}
     assert MIN_TEST_SIZES["radical"] == 4000 and get_task("phonetic_radical").min_test == 2500
     assert get_task("radical_meaning").min_test == 300 and get_task("translation").min_test == 500
-    assert DATASET_VERSION == "2.1.0"
+    assert DATASET_VERSION == "2.2.0"
+    assert get_task("phonetic_radical").answer_rule == ("same_phonetic_series",)
+    assert all(not t.answer_rule for t in TASKS if t.name != "phonetic_radical")
 
 
 def test_changelog_shows_before_and_after(tmp_path):
@@ -227,8 +276,8 @@ def test_changelog_shows_before_and_after(tmp_path):
             for i, c in enumerate("東西南北")]
     _write(tmp_path, "homophone", rows)
     text = render_changelog(tmp_path)
-    assert "Dataset version **2.1.0**" in text and "`data-v1.0.0`" in text and "### 2.0.0" in text and "### 2.1.0" in text
-    assert "`data-v2.0.0`" in text
+    assert "Dataset version **2.2.0**" in text and "`data-v1.0.0`" in text and "### 2.0.0" in text and "### 2.2.0" in text
+    assert "`data-v2.0.0`" in text and "`data-v2.1.0` (commit `c6c7e0d`)" in text
     line = next(x for x in text.splitlines() if x.startswith("| same_syllable_tone |"))
     assert "**32.7** → " in line  # the saved version-1 figure, then the one computed from the files
     card = render_card(tmp_path, "# card\n\n## Data quality\n", changelog_block=text)

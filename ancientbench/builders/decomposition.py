@@ -30,6 +30,10 @@ VARIANT_FOLD: dict[str, str] = {
     "王": "玉", "㇒": "丿", "辶": "辵", "⻌": "辵", "⻍": "辵", "冖": "冖", "爫": "爪", "丬": "爿", "牜": "牛",
     "⺧": "牛", "覀": "襾", "西": "襾", "耂": "老", "歺": "歹", "旡": "无", "彑": "彐", "⺕": "彐",
 }
+# Whole characters the table writes for a radical (疕 = 病 + 匕 for 疒 + 匕, 虯 = 蟲 + 丩, 素 = 龶 + 丝): they stand
+# for the radical, so their own parts (丙 of 病) are not parts of the character.
+STANDS_FOR: dict[str, str] = {"病": "疒", "蟲": "虫", "丝": "糸"}
+VARIANT_FOLD.update(STANDS_FOR)
 
 
 def fold(graph: str) -> str:
@@ -77,6 +81,23 @@ def graph_set(ch: str, depth: int = 2) -> frozenset[str]:
     return components(ch, depth) | {fold(ch)}
 
 
+@cache
+def two_part_characters() -> dict[frozenset[str], tuple[str, ...]]:
+    """Pairs of graphs (folded) -> the characters of the table written with exactly that pair as their whole
+    first-level decomposition (女 + 旦 -> 妲): what lets a reader rebuild a character from two options."""
+    out: dict[frozenset[str], set[str]] = {}
+    for ch, decs in _table().items():
+        for dec in decs:
+            if len(dec) == 2 and fold(dec[0]) != fold(dec[1]):
+                out.setdefault(frozenset(fold(p) for p in dec), set()).add(ch)
+    return {pair: tuple(sorted(chars)) for pair, chars in out.items()}
+
+
+def two_part_pairs() -> frozenset[frozenset[str]]:
+    """Every pair of graphs (folded) some character of the table is written with (keys of two_part_characters)."""
+    return frozenset(two_part_characters())
+
+
 def available() -> bool:
     try:
         _table()
@@ -85,4 +106,4 @@ def available() -> bool:
     return True
 
 
-__all__ = ["SOURCE_LABEL", "VARIANT_FOLD", "available", "components", "decompositions", "fold", "graph_set"]
+__all__ = ["SOURCE_LABEL", "STANDS_FOR", "VARIANT_FOLD", "available", "components", "decompositions", "fold", "graph_set", "two_part_characters", "two_part_pairs"]

@@ -3,8 +3,9 @@
 Owns, per config of a dataset folder (default: the package's own): item counts per split, the minimum test
 size (``Task.min_test`` in :mod:`ancientbench.tasks`), the answer letter balance of the test split (each
 letter 25% ± 1.5%), and the accuracy of every knowledge-free shortcut strategy of
-:mod:`ancientbench.quality.strategies` (form, Mandarin, glyph), each bounded at 30% on every task with no
-exclusions. Ties are scored fairly (1/k). Character frequencies come from the chinese-poetry classics
+:mod:`ancientbench.quality.strategies` (form, Mandarin, glyph), each bounded at 30% on every task; the one
+exception is a task's ``answer_rule`` (a strategy that *is* the knowledge the task names, e.g. the phonetic
+series on ``phonetic_radical``): printed, marked, not bounded. Ties are scored fairly (1/k). Character frequencies come from the chinese-poetry classics
 (:mod:`ancientbench.builders.classics`) when installed, otherwise from the audited items themselves (the
 output says which). With ``--shuowen DIR`` the agreement of the answers with 說文解字 is measured too
 (:mod:`ancientbench.builders.shuowen`). ``--strict`` exits 1 when a bound is broken.
@@ -100,8 +101,10 @@ def audit_folder(
         for L, share in entry["balance"].items():
             if test and abs(share - 0.25) > BALANCE_TOLERANCE + 1e-12:
                 violations.append(f"answer {L} = {share:.1%} (outside 25% ± {BALANCE_TOLERANCE:.1%})")
+        base = TASK_BY_NAME.get(entry["task"])  # variant configs (radical_shuowen) keep their base task's rule
+        entry["answer_rule"] = list(base.answer_rule) if base else []
         for name, acc in entry["strategies"].items():
-            if acc > BOUND + 1e-12:
+            if acc > BOUND + 1e-12 and name not in entry["answer_rule"]:
                 violations.append(f"{name} = {acc:.1%} (> {BOUND:.0%})")
         task = TASK_BY_NAME.get(c)
         if task is not None and task.min_test is not None and len(test) < task.min_test:
@@ -111,15 +114,23 @@ def audit_folder(
     return report
 
 
-def strategy_table(by_config: Mapping[str, Mapping[str, float]], mark: float | None = BOUND) -> str:
-    """Markdown table, one row per strategy and one column per config (accuracy %, ``**`` above ``mark``)."""
+def strategy_table(by_config: Mapping[str, Mapping[str, float]], mark: float | None = BOUND,
+                   answer_rules: Mapping[str, Sequence[str]] | None = None) -> str:
+    """Markdown table, one row per strategy and one column per config (accuracy %, ``**`` above ``mark``;
+    a strategy that is the config's ``answer_rule`` is written ``(rule)`` instead, never bounded)."""
     configs = list(by_config)
+    rules = answer_rules or {}
     lines = ["| strategy | family | " + " | ".join(configs) + " |", "|---|---|" + "---:|" * len(configs)]
     for name in STRATEGIES:
         cells = []
         for c in configs:
             v = by_config[c].get(name)
-            cells.append("–" if v is None else (f"**{v * 100:.1f}**" if mark is not None and v > mark + 1e-12 else f"{v * 100:.1f}"))
+            if v is None:
+                cells.append("–")
+            elif name in rules.get(c, ()):
+                cells.append(f"{v * 100:.1f} (rule)")
+            else:
+                cells.append(f"**{v * 100:.1f}**" if mark is not None and v > mark + 1e-12 else f"{v * 100:.1f}")
         lines.append(f"| {name} | {FAMILY[name]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -135,9 +146,14 @@ def format_table(report: dict) -> str:
         cells += [f"{e['balance'][L] * 100:.1f}" for L in LETTERS]
         cells.append("yes" if not e["violations"] else "NO")
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", strategy_table({c: e["strategies"] for c, e in cfg.items()}), ""]
+    rules = {c: e.get("answer_rule", []) for c, e in cfg.items()}
+    lines += ["", strategy_table({c: e["strategies"] for c, e in cfg.items()}, answer_rules=rules), ""]
     lines.append(f"Bounds: each letter {report['bounds']['balance']}; every strategy {report['bounds']['strategies']} "
-                 "on every config, no exclusions (** = above). Ties count 1/k.")
+                 "on every config (** = above). Ties count 1/k.")
+    for c, names in rules.items():
+        for name in names:
+            lines.append(f"(rule) {c}: {name} is the knowledge the task names, not a shortcut to it "
+                         "(`answer_rule` on its row in tasks.py): printed, not bounded.")
     lines.append(f"Character frequencies: {report['frequency_source']}.")
     for c, e in cfg.items():
         for v in e["violations"]:

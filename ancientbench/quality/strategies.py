@@ -13,14 +13,19 @@ A strategy is ``fn(item, ctx) -> list[float]``, one score per option; its guess 
 and a tie among k options including the key earns 1/k (:func:`strategy_credit`). ``STRATEGIES`` holds them
 all, by family (``FAMILY``): *form* (longest, shortest, most_central (text similarity with the other
 options), most_central_glyph (the option that contains, or lies in, most other
-options: the option whose parts are the other options), most/least_frequent_option (how often the option string is an option in the task:
+options: the option whose parts are the other options) and least_central_glyph (the reverse: the odd one
+out), unrelated_glyph (the option sharing no graph with the others), most/least_frequent_option (how often the option string is an option in the task:
 ``ctx.option_counts``), most_strokes (Unihan kTotalStrokes), most_frequent_char, rarest_char,
 question_overlap, unigram_lm), *mandarin* (pypinyin, all heteronyms: same_syllable_tone, same_syllable,
 nearest_initial_final, fanqie_mandarin and fanqie_mandarin_toneless: a 反切 option read through Mandarin,
 upper speller -> initial, lower speller -> final (and tone)), *glyph* (decompositions of
 :mod:`ancientbench.builders.decomposition`: is_component: the option is a part of the head character;
 shares_component; same_phonetic_series: Unihan kGSR series or kPhonetic group shared with the head;
-most_populous_radical: the option that writes the Kangxi radical Unihan files the most characters under).
+most_populous_radical: the option that writes the Kangxi radical Unihan files the most characters under;
+not_a_radical: the option that writes no Kangxi radical;
+composes_with_option: the option that writes a two-part character with another option, more strokes first;
+composes_sounding: the same, when that character sounds (Mandarin) like a third option; odd_family: the option
+that is no piece of a radical another option is a piece of, and neither contains nor lies in another).
 Strategies that need the head character (the one the question asks about) use :func:`head_char`: the last
 single-character 「…」 quotation of the question (every generated template, excdoc_word and phonetic_loan
 have one); where there is none they score every option alike (chance). ``pick_balanced`` in
@@ -212,6 +217,18 @@ def most_central_glyph(it: Item, ctx: Context) -> list[float]:
             for i in range(len(folded))]
 
 
+def least_central_glyph(it: Item, ctx: Context) -> list[float]:
+    # the odd one out: the option that neither contains nor lies in another (其 beside 斯, 斤 … reversed)
+    return [-s for s in most_central_glyph(it, ctx)]
+
+
+def unrelated_glyph(it: Item, ctx: Context) -> list[float]:
+    # the option sharing no graph (itself or a component) with the other options: distractors built from one
+    # family of parts leave the key alone
+    sets = [_graphs(o) for o in it.options]
+    return [-float(sum(1 for j in range(len(sets)) if j != i and sets[i] & sets[j])) for i in range(len(sets))]
+
+
 def most_frequent_option(it: Item, ctx: Context) -> list[float]:
     return [float(ctx.option_counts[o]) for o in it.options]
 
@@ -338,6 +355,73 @@ def most_populous_radical(it: Item, ctx: Context) -> list[float]:
     return [float(pop.get(writes.get(o, ""), 0)) if len(o) == 1 else 0.0 for o in it.options]
 
 
+def not_a_radical(it: Item, ctx: Context) -> list[float]:
+    """The option that writes no Kangxi radical: a reader who takes radicals (人, 水, 二, 冂 …) for meaning parts
+    or bare shapes rules them out and keeps the rest."""
+    _, writes = _radical_population(ctx.unihan_dir)
+    return [1.0 if len(o) == 1 and o not in writes else 0.0 for o in it.options]
+
+
+def composes_with_option(it: Item, ctx: Context) -> list[float]:
+    """The option that writes a two-part character together with another option (女 + 旦 -> 妲), the one with
+    more strokes of the pair a little ahead: a reader rebuilds the hidden character from the options and
+    takes its complex part (usually the phonetic). Needs no question."""
+    from ..builders.decomposition import fold, two_part_pairs
+
+    pairs = two_part_pairs()
+    u = ctx.unihan
+    scores = [0.0] * len(it.options)
+    for i, a in enumerate(it.options):
+        for b in it.options:
+            if a != b and len(a) == len(b) == 1 and frozenset((fold(a), fold(b))) in pairs:
+                scores[i] += 1.0 + (0.5 if (u.total_strokes(a) or 0) > (u.total_strokes(b) or 0) else 0.0)
+    return scores
+
+
+def composes_sounding(it: Item, ctx: Context) -> list[float]:
+    """The option that writes, with another option, a character whose Mandarin reading is close to a third
+    option's (九 with 酒 beside 酉 and 氵: 氵 + 酉 = 酒 sounds like 九), the one with more strokes of the pair a
+    little ahead: sound-alike distractors betray the hidden character's sound, the options its shape."""
+    from ..builders.decomposition import fold, two_part_characters
+
+    pairs = two_part_characters()
+    u = ctx.unihan
+    scores = [0.0] * len(it.options)
+    for i, a in enumerate(it.options):
+        for j, b in enumerate(it.options):
+            if i == j or len(a) != 1 or len(b) != 1:
+                continue
+            ahead = 0.01 if (u.total_strokes(a) or 0) > (u.total_strokes(b) or 0) else 0.0
+            for c in pairs.get(frozenset((fold(a), fold(b))), ()):
+                for k, o in enumerate(it.options):
+                    if k not in (i, j) and len(o) == 1:
+                        scores[i] = max(scores[i], _closeness(c, o) + ahead)
+    return scores
+
+
+@cache
+def _radical_parents(option: str, unihan_dir: str | None) -> frozenset[str]:
+    from ..builders.decomposition import components, fold
+
+    _, writes = _radical_population(unihan_dir)
+    f = fold(option)
+    return frozenset(r for r in writes if len(r) == 1 and r != option and (f in components(r) or option in components(r)))
+
+
+def odd_family(it: Item, ctx: Context) -> list[float]:
+    """The option outside the others' family: not a part of another option, not containing one, and not a piece
+    of a Kangxi radical another option is a piece of too (廿, 十, 口 all lie in 革): distractors cut from one
+    radical leave the key alone."""
+    from ..builders.decomposition import components, fold
+
+    opts = it.options
+    if any(len(o) != 1 for o in opts):
+        return _flat(it)
+    par = [_radical_parents(o, ctx.unihan_dir) for o in opts]
+    return [-float(sum(1 for j, p in enumerate(opts) if j != i and (
+        par[i] & par[j] or fold(o) in components(p) or fold(p) in components(o)))) for i, o in enumerate(opts)]
+
+
 def _series(u, ch: str) -> frozenset[str]:
     return frozenset({"g" + s for s in u.gsr_series(ch)} | {"k" + p for p in u.phonetic_groups(ch)})
 
@@ -352,6 +436,7 @@ def same_phonetic_series(it: Item, ctx: Context) -> list[float]:
 
 STRATEGIES: dict[str, Strategy] = {
     "longest": longest, "shortest": shortest, "most_central": most_central, "most_central_glyph": most_central_glyph,
+    "least_central_glyph": least_central_glyph, "unrelated_glyph": unrelated_glyph,
     "most_frequent_option": most_frequent_option, "least_frequent_option": least_frequent_option,
     "most_strokes": most_strokes, "most_frequent_char": most_frequent_char, "rarest_char": rarest_char,
     "question_overlap": question_overlap, "unigram_lm": unigram_lm,
@@ -359,15 +444,18 @@ STRATEGIES: dict[str, Strategy] = {
     "nearest_initial_final": nearest_initial_final, "fanqie_mandarin": fanqie_mandarin,
     "fanqie_mandarin_toneless": fanqie_mandarin_toneless,
     "is_component": is_component, "shares_component": shares_component, "same_phonetic_series": same_phonetic_series,
-    "most_populous_radical": most_populous_radical,
+    "most_populous_radical": most_populous_radical, "not_a_radical": not_a_radical,
+    "composes_with_option": composes_with_option, "composes_sounding": composes_sounding, "odd_family": odd_family,
 }
 FAMILY: dict[str, str] = {
-    **{n: "form" for n in ("longest", "shortest", "most_central", "most_central_glyph", "most_frequent_option",
+    **{n: "form" for n in ("longest", "shortest", "most_central", "most_central_glyph", "least_central_glyph",
+                           "unrelated_glyph", "most_frequent_option",
                            "least_frequent_option", "most_strokes", "most_frequent_char", "rarest_char",
                            "question_overlap", "unigram_lm")},
     **{n: "mandarin" for n in ("same_syllable_tone", "same_syllable", "nearest_initial_final", "fanqie_mandarin",
                                "fanqie_mandarin_toneless")},
-    **{n: "glyph" for n in ("is_component", "shares_component", "same_phonetic_series", "most_populous_radical")},
+    **{n: "glyph" for n in ("is_component", "shares_component", "same_phonetic_series", "most_populous_radical",
+                            "not_a_radical", "composes_with_option", "composes_sounding", "odd_family")},
 }
 BOUND = 0.30  # every strategy at or below 30% on every task (issue 12), no exclusions
 # Need the whole task (option counts), so builders balance them from running counts.
