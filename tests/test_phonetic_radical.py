@@ -14,8 +14,7 @@ from ancientbench.schema import load_split, split_file
 from ancientbench.tasks import LETTERS
 
 SOURCES = Path(__file__).resolve().parents[1] / ".sources"
-MIN_TEST = 1400  # the shortcut bounds cost most of the pool: see docs/glyph-tasks.md
-DESIGNS = ("mandarin-alikes",)
+MIN_TEST = 900  # the shortcut bounds cost most of the pool: see docs/glyph-tasks.md
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +47,14 @@ def test_adapter_reads_the_analysis(sources):
 def test_committed_items_agree_with_both_sources(sources):
     from ancientbench.builders import glyphcheck as gc
     from ancientbench.builders.classics import variant_key
+    from ancientbench.builders.phonetic_radical import DESIGNS
 
     c25, uh, _, _ = sources
+    by_semantic: dict[str, set[str]] = {}  # semantic part -> phonetics of the characters written with it
+    for c in c25.chars():
+        if len(c25.phonetic_pairs(c)) == 1:
+            (p, s), = c25.phonetic_pairs(c)
+            by_semantic.setdefault(s, set()).add(p)
     rows = load_split(DATASET_PATH, "phonetic_radical", "test")
     assert len(rows) >= MIN_TEST
     rows += load_split(DATASET_PATH, "phonetic_radical", "dev")
@@ -66,6 +71,7 @@ def test_committed_items_agree_with_both_sources(sources):
         else:
             assert uh.phonetic_groups(ch) & uh.phonetic_groups(answer), row["id"]  # else Casey agrees
         chain = c25.phonetic_chain(ch)
+        (_, semantic), = c25.phonetic_pairs(ch)
         in_char = gc.components(ch) | c25.parts(ch)
         for d in (row[L] for L in LETTERS if L != row["answer"]):
             assert d not in chain and d != ch, (row["id"], d)
@@ -74,27 +80,43 @@ def test_committed_items_agree_with_both_sources(sources):
             assert d not in gc.components(answer) and not c25.contains(answer, d), (row["id"], d)  # not its part
             assert d not in uh.variants(answer) and variant_key(d) != variant_key(answer), (row["id"], d)
             assert d not in row["question"]
-            # either another component of the character, or a graph absent from it that sounds like it
-            assert d in in_char or gc.mandarin_near(ch, d) >= max(1, gc.mandarin_near(ch, answer)), (row["id"], d)
-        assert row["subset"] in DESIGNS or row["subset"].startswith("components"), row["id"]
+            # another component of the character, a graph absent from it that sounds like it, or the phonetic
+            # of a sibling (another character written with the same semantic part)
+            assert (
+                d in in_char
+                or gc.mandarin_near(ch, d) >= max(1, gc.mandarin_near(ch, answer))
+                or d in by_semantic.get(semantic, ())
+            ), (row["id"], d)
+        kinds = [k.rstrip("0123456789") for k in row["subset"].split("+")]
+        assert kinds and set(kinds) <= set(DESIGNS), row["id"]
 
 
 def test_committed_items_defeat_glyph_and_mandarin_shortcuts(sources):
-    """Every shared strategy (quality.strategies, as the audit measures it) at or below 30%, except the one the
-    builder leaves unbalanced (the key's own phonetic series: 100% by definition, docs/glyph-tasks.md)."""
+    """Every shared strategy (quality.strategies, as the audit measures it) at or below 30%, except the task's
+    answer rule (the key's own phonetic series: 100% by definition, docs/glyph-tasks.md)."""
     from collections import Counter
 
-    from ancientbench.builders.phonetic_radical import CAP, NOT_BALANCED
+    from ancientbench.builders.phonetic_radical import CAP
     from ancientbench.quality.audit import corpus_frequencies
     from ancientbench.quality.strategies import BOUND, Context, accuracies
+    from ancientbench.tasks import TASK_BY_NAME
 
     rows = load_split(DATASET_PATH, "phonetic_radical", "test")
     acc = accuracies(rows, Context(corpus_frequencies(SOURCES)))
     over = {k: round(v, 3) for k, v in acc.items() if v > BOUND}
-    assert set(over) <= set(NOT_BALANCED), over
+    assert set(over) <= set(TASK_BY_NAME["phonetic_radical"].answer_rule), over
     assert acc["same_phonetic_series"] == 1.0  # why it is not balanced: the key is always in the series
-    uses = Counter(r[L] for r in rows for L in LETTERS if L != r["answer"])
-    assert max(uses.values()) <= CAP
+    # fillers (graphs that are not a part of the character) recur in at most CAP items; the character's own
+    # parts (its semantic radical above all) are not capped
+    from ancientbench.builders import glyphcheck as gc
+
+    c25 = sources[0]
+    fillers = Counter()
+    for r in rows:
+        ch = r["question"].split("「", 1)[1][0]
+        own = gc.components(ch) | c25.parts(ch) | {s for _, s in c25.phonetic_pairs(ch)}
+        fillers.update(r[L] for L in LETTERS if L != r["answer"] and r[L] not in own)
+    assert fillers and max(fillers.values()) <= CAP
 
 
 def test_rebuild_is_byte_identical(sources, tmp_path):

@@ -5,7 +5,8 @@ Owns choosing *which* items (and which checked distractor triple of each) a glyp
 strategy of :mod:`ancientbench.quality.strategies` (the one set the audit measures; no copy here) stays at
 or below a bound over the chosen items: :func:`credit_table` scores every (item, triple) with the shared
 strategies plus a builder's own extras, :func:`add_option_frequency` adds the task-level option-recurrence
-strategies from a first selection's counts, and :func:`select_within_bound` (greedy, most familiar first) /
+strategies from a first selection's counts, :func:`trim_to_bound` drops items until they hold over the kept
+items' own counts, and :func:`select_within_bound` (greedy, most familiar first) /
 :func:`select_most_within_bound` (largest set, a linear programme) choose. Unlike
 :func:`ancientbench.builders.debias.pick_balanced`, which keeps every item, these may leave items out: on the
 glyph tasks some items have no triple that is neutral to every strategy.
@@ -30,9 +31,10 @@ Items = Sequence[tuple[str, str, Sequence[tuple[str, str, str]]]]  # (question, 
 
 @cache
 def parts(ch: str) -> tuple[str, ...]:
-    """The direct parts of the table's first decomposition of a character, () when it has none."""
+    """The direct parts of the table's first decomposition of a character, () when it has none; a character the
+    table writes for a radical is that radical (病 in 疕 is 疒: ``decomposition.STANDS_FOR``)."""
     decs = decomposition.decompositions(ch)
-    return tuple(p for p in (decs[0] if decs else ()) if p != ch)
+    return tuple(decomposition.STANDS_FOR.get(p, p) for p in (decs[0] if decs else ()) if p != ch)
 
 
 @cache
@@ -97,15 +99,42 @@ def add_option_frequency(items: Items, table: list[list[dict[str, float]]], name
                          chosen: Mapping[int, int]) -> list[str]:
     """Add the shared task-level strategies (most / least frequent option of the task) to every credit of
     ``table``, counting options over the ``chosen`` items of a first selection; returns the new names."""
-    from ..quality.strategies import TASK_LEVEL, strategy_credit
+    from ..quality.strategies import TASK_LEVEL
 
     count: Counter = Counter(o for i, k in chosen.items() for o in (items[i][1], *items[i][2][k]))
     for (q, a, alts), row in zip(items, table):
         for t, c in zip(alts, row):
-            opts = [a, *t]
-            c["most_frequent_option"] = strategy_credit([float(count[o]) for o in opts], 0)
-            c["least_frequent_option"] = strategy_credit([-float(count[o]) for o in opts], 0)
+            c.update(_recurrence_credits([a, *t], count))
     return [*names, *(n for n in TASK_LEVEL if n not in names)]
+
+
+def _recurrence_credits(opts: Sequence[str], count: Counter) -> dict[str, float]:
+    """The key's (index 0) credit under the task-level strategies, given how often each option is used."""
+    from ..quality.strategies import strategy_credit
+
+    return {"most_frequent_option": strategy_credit([float(count[o]) for o in opts], 0),
+            "least_frequent_option": strategy_credit([-float(count[o]) for o in opts], 0)}
+
+
+def trim_to_bound(items: Items, table: list[list[dict[str, float]]], names: Sequence[str], chosen: Mapping[int, int],
+                  *, bound: float, must: frozenset[int] = frozenset()) -> dict[int, int]:
+    """Drop chosen items until every strategy of ``names`` is at or below ``bound`` over what is left, with the
+    task-level recurrence strategies recounted from the items actually kept (a selection made with the counts
+    of an earlier one can miss them): while a strategy is above, the item adding most to the worst one goes."""
+    kept = dict(chosen)
+    while kept:
+        count: Counter = Counter(o for i, k in kept.items() for o in (items[i][1], *items[i][2][k]))
+        credit = {}
+        for i, k in kept.items():
+            credit[i] = {**table[i][k], **_recurrence_credits([items[i][1], *items[i][2][k]], count)}
+        n = len(kept)
+        excess = {s: sum(c[s] for c in credit.values()) - bound * n for s in names}
+        worst = max(names, key=lambda s: excess[s])
+        droppable = [i for i in kept if i not in must]
+        if excess[worst] <= 1e-9 or not droppable:
+            break
+        kept.pop(max(droppable, key=lambda i: (credit[i][worst], i)))
+    return dict(sorted(kept.items()))
 
 
 def select_within_bound(
@@ -161,11 +190,13 @@ def select_most_within_bound(
     bound: float = 0.29,
     cap: int | None = None,
     must: frozenset[int] = frozenset(),
+    capped: Sequence[frozenset[str]] | None = None,
 ) -> dict[int, int]:
     """The largest set of items (with one triple each) whose every strategy of ``names`` stays at or below
     ``bound``: a linear programme (scipy HiGHS) over "item i with triple k", with one row per strategy
     (sum of credit - bound <= 0), one per item (at most one triple) and, with ``cap``, one per distractor
-    (used in at most ``cap`` items); ``must`` items are forced in. Fractional items of the optimum are left
+    (used in at most ``cap`` items; with ``capped``, only the uses where the graph is in ``capped[i]``, the
+    item's fillers, count); ``must`` items are forced in. Fractional items of the optimum are left
     out, then items are dropped while a strategy is above the bound, so the result satisfies every bound
     exactly. Deterministic for a given scipy version (HiGHS is deterministic)."""
     import numpy as np
@@ -197,6 +228,8 @@ def select_most_within_bound(
         gi = {g: nrows + n for n, g in enumerate(graphs)}
         for j, (i, k) in enumerate(zip(var_item, var_k)):
             for d in items[i][2][k]:
+                if capped is not None and d not in capped[i]:
+                    continue
                 rows.append(gi[d])
                 cidx.append(j)
                 vals.append(1.0)

