@@ -116,10 +116,11 @@ def test_glyph_strategies_and_decomposition():
 
 def test_options_only_glyph_strategies():
     """Rules that read the options alone: rebuild the character from two options, or take the odd one out."""
-    # 女 + 旦 write 妲: both compose, 旦 (5 strokes) beats 女 (3); 耳 and 革 compose nothing here
-    c = _credits("形聲字「妲」的聲符為？", ["旦", "女", "耳", "革"], 0)
+    # 女 + 旦 write 妲: both compose, 旦 (5 strokes) beats 女 (3); 耳 and 骨 compose nothing with the others
+    c = _credits("形聲字「妲」的聲符為？", ["旦", "女", "耳", "骨"], 0)
     assert c["composes_with_option"] == 1.0
-    c = _credits("形聲字「妲」的聲符為？", ["女", "旦", "耳", "革"], 0)
+    assert c["composes_sounding"] == 0.25  # 妲 sounds like no other option: the rule does not fire (a tie)
+    c = _credits("形聲字「妲」的聲符為？", ["女", "旦", "耳", "骨"], 0)
     assert c["composes_with_option"] == 0.0
     # 言 with its own parts 二 and 冂 beside 者: 者 neither contains nor lies in another option (the odd one out),
     # and 者 + 言 write 諸, 者 the more complex of the pair

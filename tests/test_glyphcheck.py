@@ -47,7 +47,16 @@ def test_trim_recounts_option_recurrence_over_the_kept_items():
     count = Counter(o for i in kept for o in (items[i][1], *items[i][2][0]))
     share = sum(strategy_credit([-float(count[o]) for o in (items[i][1], *items[i][2][0])], 0) for i in kept) / len(kept)
     assert share <= 0.25
-    # must items stay even when they carry the excess
+    # must items stay even when they carry the excess, and the others are not dropped for it (no drop can help)
     kept = gc.trim_to_bound(items, table, ["least_frequent_option"], {i: 0 for i in range(20)}, bound=0.25,
                             must=frozenset(range(6)))
-    assert set(range(6)) <= set(kept)
+    assert set(kept) == set(range(20))
+
+
+def test_trim_drops_only_items_above_the_bound():
+    # a plain strategy: 4 of 10 items give the key away (0.4 > 0.3); the trim drops just enough of those
+    items = [(f"q{i}", f"a{i}", [(f"b{i}", f"c{i}", f"d{i}")]) for i in range(10)]
+    table = [[{"s": 1.0 if i < 4 else 0.0}] for i in range(10)]
+    kept = gc.trim_to_bound(items, table, ["s"], {i: 0 for i in range(10)}, bound=0.3)
+    assert set(range(4, 10)) <= set(kept) and len(kept) == 8  # 4/10 and 3/9 are above 0.3, 2/8 is not
+

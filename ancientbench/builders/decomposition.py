@@ -30,10 +30,10 @@ VARIANT_FOLD: dict[str, str] = {
     "王": "玉", "㇒": "丿", "辶": "辵", "⻌": "辵", "⻍": "辵", "冖": "冖", "爫": "爪", "丬": "爿", "牜": "牛",
     "⺧": "牛", "覀": "襾", "西": "襾", "耂": "老", "歺": "歹", "旡": "无", "彑": "彐", "⺕": "彐",
 }
-# Whole characters the table writes for a radical (疕 = 病 + 匕 for 疒 + 匕, 虯 = 蟲 + 丩, 素 = 龶 + 丝): they stand
-# for the radical, so their own parts (丙 of 病) are not parts of the character.
-STANDS_FOR: dict[str, str] = {"病": "疒", "蟲": "虫", "丝": "糸"}
-VARIANT_FOLD.update(STANDS_FOR)
+# Whole characters the table writes, inside a decomposition, for a radical (疕 = 病 + 匕 for 疒 + 匕, 虯 = 蟲 + 丩,
+# 素 = 龶 + 丝, 冷 = 冰 + 令; 病 itself = 病 + 丙): read as the radical there, so 丙 is no part of 疕. As characters
+# (an option, the character asked about) they stay themselves.
+STANDS_FOR: dict[str, str] = {"病": "疒", "蟲": "虫", "丝": "糸", "冰": "冫"}
 
 
 def fold(graph: str) -> str:
@@ -51,8 +51,9 @@ def _table() -> dict[str, list[list[str]]]:
 
 
 def decompositions(ch: str) -> tuple[tuple[str, ...], ...]:
-    """The table's first-level decompositions of a character (several when it lists variant writings)."""
-    return tuple(tuple(d) for d in _table().get(ch, ()))
+    """The table's first-level decompositions of a character (several when it lists variant writings), with the
+    table's stand-ins read as the radical they stand for (``STANDS_FOR``)."""
+    return tuple(tuple(STANDS_FOR.get(p, p) for p in d) for d in _table().get(ch, ()))
 
 
 @cache
@@ -86,8 +87,8 @@ def two_part_characters() -> dict[frozenset[str], tuple[str, ...]]:
     """Pairs of graphs (folded) -> the characters of the table written with exactly that pair as their whole
     first-level decomposition (女 + 旦 -> 妲): what lets a reader rebuild a character from two options."""
     out: dict[frozenset[str], set[str]] = {}
-    for ch, decs in _table().items():
-        for dec in decs:
+    for ch in _table():
+        for dec in decompositions(ch):
             if len(dec) == 2 and fold(dec[0]) != fold(dec[1]):
                 out.setdefault(frozenset(fold(p) for p in dec), set()).add(ch)
     return {pair: tuple(sorted(chars)) for pair, chars in out.items()}

@@ -31,10 +31,10 @@ Items = Sequence[tuple[str, str, Sequence[tuple[str, str, str]]]]  # (question, 
 
 @cache
 def parts(ch: str) -> tuple[str, ...]:
-    """The direct parts of the table's first decomposition of a character, () when it has none; a character the
-    table writes for a radical is that radical (病 in 疕 is 疒: ``decomposition.STANDS_FOR``)."""
+    """The direct parts of the table's first decomposition of a character, () when it has none (stand-ins read
+    as their radical: 病 in 疕 is 疒, ``decomposition.STANDS_FOR``)."""
     decs = decomposition.decompositions(ch)
-    return tuple(decomposition.STANDS_FOR.get(p, p) for p in (decs[0] if decs else ()) if p != ch)
+    return tuple(p for p in (decs[0] if decs else ()) if p != ch)
 
 
 @cache
@@ -120,20 +120,20 @@ def trim_to_bound(items: Items, table: list[list[dict[str, float]]], names: Sequ
                   *, bound: float, must: frozenset[int] = frozenset()) -> dict[int, int]:
     """Drop chosen items until every strategy of ``names`` is at or below ``bound`` over what is left, with the
     task-level recurrence strategies recounted from the items actually kept (a selection made with the counts
-    of an earlier one can miss them): while a strategy is above, the item adding most to the worst one goes."""
+    of an earlier one can miss them): while a strategy is above, the item adding most to the worst one goes,
+    only if it is above the bound itself (so the drop helps). ``must`` items stay, and the excess they carry
+    alone is allowed, as in :func:`select_most_within_bound`."""
     kept = dict(chosen)
     while kept:
         count: Counter = Counter(o for i, k in kept.items() for o in (items[i][1], *items[i][2][k]))
-        credit = {}
-        for i, k in kept.items():
-            credit[i] = {**table[i][k], **_recurrence_credits([items[i][1], *items[i][2][k]], count)}
-        n = len(kept)
-        excess = {s: sum(c[s] for c in credit.values()) - bound * n for s in names}
+        credit = {i: {**table[i][k], **_recurrence_credits([items[i][1], *items[i][2][k]], count)} for i, k in kept.items()}
+        floor = {s: max(0.0, sum(credit[i][s] - bound for i in must if i in kept)) for s in names}
+        excess = {s: sum(c[s] for c in credit.values()) - bound * len(kept) - floor[s] for s in names}
         worst = max(names, key=lambda s: excess[s])
-        droppable = [i for i in kept if i not in must]
-        if excess[worst] <= 1e-9 or not droppable:
+        helpful = [i for i in kept if i not in must and credit[i][worst] > bound + 1e-12]
+        if excess[worst] <= 1e-9 or not helpful:
             break
-        kept.pop(max(droppable, key=lambda i: (credit[i][worst], i)))
+        kept.pop(max(helpful, key=lambda i: (credit[i][worst], i)))
     return dict(sorted(kept.items()))
 
 

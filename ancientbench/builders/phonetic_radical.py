@@ -217,7 +217,7 @@ def build(ctx: BuildContext) -> BuildResult:
         sib_pool = sorted(sib_of, key=lambda d: ord(d))
         rng.shuffle(sib_pool)
         sib_pool = sorted(sib_pool, key=lambda d: -gc.mandarin_near(ch, d))[:SIBLING_POOL]
-        sound_pool = [d for d in sound_pool if d not in sib_of]
+        sound_pool = [d for d in sound_pool if d not in sib_pool]
         pool = comp_pool[:COMP_POOL] + sound_pool + sib_pool
         if len(pool) < 3:
             dropped["fewer than 3 distractors pass the checker"] += 1

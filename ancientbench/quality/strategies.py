@@ -394,8 +394,9 @@ def composes_sounding(it: Item, ctx: Context) -> list[float]:
             ahead = 0.01 if (u.total_strokes(a) or 0) > (u.total_strokes(b) or 0) else 0.0
             for c in pairs.get(frozenset((fold(a), fold(b))), ()):
                 for k, o in enumerate(it.options):
-                    if k not in (i, j) and len(o) == 1:
-                        scores[i] = max(scores[i], _closeness(c, o) + ahead)
+                    near = _closeness(c, o) if k not in (i, j) and len(o) == 1 else 0.0
+                    if near > 0:  # only when the rebuilt character sounds like another option
+                        scores[i] = max(scores[i], near + ahead)
     return scores
 
 
