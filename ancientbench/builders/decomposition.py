@@ -94,11 +94,6 @@ def two_part_characters() -> dict[frozenset[str], tuple[str, ...]]:
     return {pair: tuple(sorted(chars)) for pair, chars in out.items()}
 
 
-def two_part_pairs() -> frozenset[frozenset[str]]:
-    """Every pair of graphs (folded) some character of the table is written with (keys of two_part_characters)."""
-    return frozenset(two_part_characters())
-
-
 def available() -> bool:
     try:
         _table()
@@ -107,4 +102,4 @@ def available() -> bool:
     return True
 
 
-__all__ = ["SOURCE_LABEL", "STANDS_FOR", "VARIANT_FOLD", "available", "components", "decompositions", "fold", "graph_set", "two_part_characters", "two_part_pairs"]
+__all__ = ["SOURCE_LABEL", "STANDS_FOR", "VARIANT_FOLD", "available", "components", "decompositions", "fold", "graph_set", "two_part_characters"]

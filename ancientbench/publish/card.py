@@ -319,20 +319,13 @@ def render_changelog(folder: str | Path, sources_dir: str | Path | None = None) 
     lines.append("| strategy | " + " | ".join(configs) + " |")
     lines.append("|---|" + "---:|" * len(configs))
 
-    def cell(v, rule=False):
-        if v is None:
-            return "–"
-        if rule:  # the task's answer rule (tasks.py): the knowledge it names, not bounded
-            return f"{v * 100:.1f} (rule)"
-        return f"**{v * 100:.1f}**" if v > BOUND + 1e-12 else f"{v * 100:.1f}"
-
     for name in STRATEGIES:
         cells = []
         for c in configs:
             rule = name in TASK_BY_NAME[c].answer_rule
             b = before["configs"].get(c, {}).get("strategies", {}).get(name)
             a = after[c]["strategies"].get(name) if c in after else None
-            cells.append(f"{cell(b, rule)} → {cell(a, rule)}")
+            cells.append(f"{audit.strategy_cell(b, rule=rule)} → {audit.strategy_cell(a, rule=rule)}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines.append("")
     sizes = " · ".join(f"{c} {before['configs'].get(c, {}).get('test', '–')} → {after[c]['counts']['test']}" for c in configs)

@@ -114,6 +114,16 @@ def audit_folder(
     return report
 
 
+def strategy_cell(v: float | None, *, mark: float | None = BOUND, rule: bool = False) -> str:
+    """One accuracy as a table cell (%): ``–`` when absent, ``(rule)`` for a task's answer rule (never bounded),
+    ``**bold**`` above ``mark``."""
+    if v is None:
+        return "–"
+    if rule:
+        return f"{v * 100:.1f} (rule)"
+    return f"**{v * 100:.1f}**" if mark is not None and v > mark + 1e-12 else f"{v * 100:.1f}"
+
+
 def strategy_table(by_config: Mapping[str, Mapping[str, float]], mark: float | None = BOUND,
                    answer_rules: Mapping[str, Sequence[str]] | None = None) -> str:
     """Markdown table, one row per strategy and one column per config (accuracy %, ``**`` above ``mark``;
@@ -125,12 +135,7 @@ def strategy_table(by_config: Mapping[str, Mapping[str, float]], mark: float | N
         cells = []
         for c in configs:
             v = by_config[c].get(name)
-            if v is None:
-                cells.append("–")
-            elif name in rules.get(c, ()):
-                cells.append(f"{v * 100:.1f} (rule)")
-            else:
-                cells.append(f"**{v * 100:.1f}**" if mark is not None and v > mark + 1e-12 else f"{v * 100:.1f}")
+            cells.append(strategy_cell(v, mark=mark, rule=name in rules.get(c, ())))
         lines.append(f"| {name} | {FAMILY[name]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
