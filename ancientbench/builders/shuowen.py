@@ -145,7 +145,8 @@ def _target(row: dict) -> str:
     return row["question"].split("「", 1)[1][0] if "「" in row["question"] else ""
 
 
-def _same_graph(a: str, b: str, uh) -> bool:
+def same_graph(a: str, b: str, uh) -> bool:
+    """One graph: equal, equal after the classics corpus's variant fold, or Unihan variants of each other."""
     from .classics import fold
 
     return a == b or fold(a) == fold(b) or (uh is not None and (b in uh.variants(a) or a in uh.variants(b)))
@@ -188,7 +189,7 @@ def agreement(folder: str | Path, shuowen_dir: str | Path) -> dict[str, dict]:
             plain = [a.phonetic for a in analyses if a.phonetic]
             if plain:
                 compared += 1
-                agree += any(_same_graph(answer, p, uh) for p in plain)
+                agree += any(same_graph(answer, p, uh) for p in plain)
         out["phonetic_radical"] = _fig(agree, compared, "our 聲符 = 說文 Y in 从X Y聲 (items whose 說文 entry gives one plain Y聲)")
         out["phonetic_radical_special"] = _fig(special, in_sw, "items whose 說文 entry says 亦聲 or 省聲 (we reject such analyses)")
 
@@ -201,7 +202,7 @@ def agreement(folder: str | Path, shuowen_dir: str | Path) -> dict[str, dict]:
                 continue
             compared += 1
             answer = r[r["answer"]]
-            agree += any(_same_graph(answer, e.radical, uh) for e in entries)
+            agree += any(same_graph(answer, e.radical, uh) for e in entries)
         out["radical"] = _fig(agree, compared, "Kangxi radical (our answer) = 說文 部 (540 sections)")
 
     rows = _rows(folder, "pronunciation")
@@ -378,7 +379,7 @@ def build_radical(ctx, sw: Shuowen) -> BuildResult:
         similar = [s for c in comps for s, _ in sorted(by_component[c].items(), key=lambda kv: (-kv[1], kv[0]))]
         pool = []
         for d in [*comps, *kangxi, *similar]:
-            if d in pool or d not in sections or d == ch or _same_graph(d, r, uh) or d in rads or d not in known:
+            if d in pool or d not in sections or d == ch or same_graph(d, r, uh) or d in rads or d not in known:
                 continue
             pool.append(d)
         if len(pool) < 3:
@@ -440,7 +441,7 @@ def build_phonetic_radical(ctx, sw: Shuowen) -> BuildResult:
 
         def ok(d: str) -> bool:
             return (d in known and d not in called and d != ch and not (uh.gsr_series(d) & series)
-                    and not contains(d, p) and not _same_graph(d, p, uh))
+                    and not contains(d, p) and not same_graph(d, p, uh))
 
         if not ok(sem[0]):
             dropped["semantic component fails the checker"] += 1
@@ -497,7 +498,7 @@ def build_radical_meaning(ctx, sw: Shuowen) -> BuildResult:
         content = set(g) - GLOSS_FUNCTION_CHARS
         pool = []
         for e2, g2 in sorted(heads, key=lambda h: (abs(len(h[1]) - len(g)), h[0].id)):
-            if e2.id == e.id or g2 == g or e.wordhead in g2 or _same_graph(e.wordhead, e2.wordhead, uh):
+            if e2.id == e.id or g2 == g or e.wordhead in g2 or same_graph(e.wordhead, e2.wordhead, uh):
                 continue
             if content & (set(g2) - GLOSS_FUNCTION_CHARS):
                 continue

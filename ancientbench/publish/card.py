@@ -177,6 +177,22 @@ def render_audit(folder: str | Path, shuowen: str | Path | None = None, sources_
 
 # What changed in each data version (newest first); the before/after strategy tables are computed.
 CHANGELOG: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("2.3.0", "2026-12-01", (
+        (
+            "`phonetic_radical`: a distractor of the kind *the character's other components* is now the semantic part "
+            "or one of its own pieces, never another part of the character. In 2.2.0, 179 of 918 items (test and "
+            "dev) carried a part from outside the semantic part: the key as the decomposition folds it (手 for the 才 of 財), a piece of "
+            "the key as this character writes it (妟 in 騴, 雟 beside the key 巂 in 攜), or a part the analysis "
+            "leaves unexplained — two of them were 說文's own phonetic (妒 with 戸, 說文 从女戶聲; 攜 with 雟). A new "
+            "test checks every item against 說文 (no distractor is or holds its phonetic). Test items 913 → 836; every "
+            "strategy still ≤ 30%; 說文 agreement 524/552 → 457/486 (94.0%; the same 10 analyses differ, the rest "
+            "are variant forms)."
+        ),
+        (
+            "Options-only probe on the 2.3.0 `phonetic_radical` set (60 items, two fresh examinees): 38/60 (63.3%; "
+            "2.2.0: 40/60). The probe table of the card now names the dataset version each probe sampled."
+        ),
+    )),
     ("2.2.0", "2026-12-01", (
         (
             "Six knowledge-free rules that read the options alone, measured on 2.1.0 and now balanced by every builder "
@@ -421,15 +437,16 @@ DEFECT_BOUND = 0.02
 
 def render_probes() -> str:
     """The blind-examinee probes recorded under ``curated/probes/`` (``ancientbench.quality.probes``): per task and
-    mode the sample, the date, the examinee's accuracy and, for full questions, the adjudicated defect rate."""
+    mode the dataset version sampled (– where the record predates the field), the sample, the date, the
+    examinee's accuracy and, for full questions, the adjudicated defect rate."""
     from ..quality.probes import PROBES_DIR, summaries
 
     rows = summaries(PROBES_DIR)
     if not rows:
         return "No probe has been recorded yet."
     lines = [
-        "| task | subset | probe | date | n | examinee accuracy | bound | defects (adjudicated) | record |",
-        "|---|---|---|---|---:|---:|---|---|---|",
+        "| task | subset | probe | data | date | n | examinee accuracy | bound | defects (adjudicated) | record |",
+        "|---|---|---|---|---|---:|---:|---|---|---|",
     ]
     for r in rows:
         if r["mode"] == "options":
@@ -442,7 +459,7 @@ def render_probes() -> str:
             defects = "pending" if rate is None else f"{r['defects']} ({rate * 100:.1f}%)"
         probe = "options only (stem hidden)" if r["mode"] == "options" else "full question"
         lines.append(
-            f"| `{r['task']}` | {r.get('subset') or 'all'} | {probe} | {r['made']} | {r['n']} | "
+            f"| `{r['task']}` | {r.get('subset') or 'all'} | {probe} | {r.get('dataset_version') or '–'} | {r['made']} | {r['n']} | "
             f"{r['correct']}/{r['n']} = {r['accuracy'] * 100:.1f}% | {verdict} | {defects} | `{r['folder']}` |"
         )
     return "\n".join(lines)

@@ -3,7 +3,7 @@
 ``python -m ancientbench.quality.probes make TASK --mode options|full --n 50 --out DIR`` samples test items
 (seeded), reshuffles each item's options with its own seeded permutation, replaces ids with opaque ones
 (``q001`` …) and writes ``DIR/quiz.md`` (what the examinee sees) and ``DIR/key.json`` (qid -> item id,
-permutation, gold letter in the quiz; never shown to the examinee). In ``options`` mode the stem is hidden and
+permutation, gold letter in the quiz, and the dataset version sampled; never shown to the examinee). In ``options`` mode the stem is hidden and
 one line says what the options are (VALIDITY.md §2); in ``full`` mode the question is shown and the examinee
 also gives a confidence 1-3 and a flag (``two correct: A,C``, ``none correct``, ``ambiguous: …``, ``stem
 defective: …``; VALIDITY.md §3). ``… score DIR`` reads ``DIR/answers.jsonl`` (``{"qid", "answer", "confidence"?,
@@ -52,7 +52,8 @@ def make_quiz(data: str | Path, task: str, *, mode: str, n: int, seed: int, subs
         raise ValueError(f"no test items of {task!r}" + (f" in subset {subset!r}" if subset else ""))
     rng = random.Random(f"{task}:{mode}:{seed}")
     sample = rng.sample(items, min(n, len(items)))
-    key: dict = {"task": task, "subset": subset, "mode": mode, "seed": seed, "n": len(sample), "made": date.today().isoformat(), "items": {}}
+    key: dict = {"task": task, "subset": subset, "mode": mode, "seed": seed, "n": len(sample), "made": date.today().isoformat(),
+                 "dataset_version": _version_of(data), "items": {}}
     lines = [f"# Quiz ({len(sample)} questions)", ""]
     if mode == "options":
         lines += [
@@ -78,6 +79,14 @@ def make_quiz(data: str | Path, task: str, *, mode: str, n: int, seed: int, subs
         lines += [f"{LETTERS[i]}. {item[perm[i]]}" for i in range(4)]
         lines.append("")
     return "\n".join(lines), key
+
+
+def _version_of(data: str | Path) -> str | None:
+    """The dataset version of a data folder: the package's own files carry ``DATASET_VERSION``; others are unknown."""
+    from .. import DATASET_PATH
+    from ..tasks import DATASET_VERSION
+
+    return DATASET_VERSION if Path(data).resolve() == Path(DATASET_PATH).resolve() else None
 
 
 def write_quiz(data: str | Path, task: str, out: str | Path, *, mode: str, n: int, seed: int, subset: str | None = None) -> Path:
@@ -119,6 +128,7 @@ def score(folder: str | Path) -> dict:
             review.append({"qid": qid, "id": k["id"], "gold": k["gold"], "answer": a.get("answer"), "flag": flag})
     summary = {
         "task": key["task"], "subset": key.get("subset"), "mode": key["mode"], "n": key["n"], "made": key["made"], "seed": key["seed"],
+        "dataset_version": key.get("dataset_version"),  # the data files the sample was drawn from (None: not recorded)
         "answered": key["n"] - len(missing), "correct": right, "accuracy": right / key["n"] if key["n"] else None,
         "to_adjudicate": review,
     }
@@ -159,13 +169,16 @@ def review_choices(folder: str | Path, data: str | Path, sheet: str | Path) -> d
 
 
 def summaries(root: str | Path = PROBES_DIR) -> list[dict]:
-    """Every probe summary under ``root``, sorted by task and mode (for the card)."""
+    """Every probe summary under ``root``, sorted by task, mode and dataset version, oldest first (for the card)."""
     out = []
     for path in sorted(Path(root).glob("*/summary.json")):
         s = json.loads(path.read_text(encoding="utf-8"))
         s["folder"] = path.parent.name
         out.append(s)
-    return sorted(out, key=lambda s: (s["task"], s["mode"], s["made"]))
+    def version(s: dict) -> tuple[int, ...]:  # unrecorded first: those records predate the field
+        return tuple(int(x) for x in (s.get("dataset_version") or "").split(".") if x.isdigit())
+
+    return sorted(out, key=lambda s: (s["task"], s["mode"], version(s), s["made"]))
 
 
 def main(argv: list[str] | None = None) -> int:
