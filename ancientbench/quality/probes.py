@@ -3,7 +3,8 @@
 ``python -m ancientbench.quality.probes make TASK --mode options|full --n 50 --out DIR`` samples test items
 (seeded), reshuffles each item's options with its own seeded permutation, replaces ids with opaque ones
 (``q001`` …) and writes ``DIR/quiz.md`` (what the examinee sees) and ``DIR/key.json`` (qid -> item id,
-permutation, gold letter in the quiz, and the dataset version sampled; never shown to the examinee). In ``options`` mode the stem is hidden and
+permutation, gold letter in the quiz, the dataset version and the sha256 of the split sampled; never shown to the
+examinee). In ``options`` mode the stem is hidden and
 one line says what the options are (VALIDITY.md §2); in ``full`` mode the question is shown and the examinee
 also gives a confidence 1-3 and a flag (``two correct: A,C``, ``none correct``, ``ambiguous: …``, ``stem
 defective: …``; VALIDITY.md §3). ``… score DIR`` reads ``DIR/answers.jsonl`` (``{"qid", "answer", "confidence"?,
@@ -15,12 +16,13 @@ defect rate. The card reads every ``summary.json`` under ``ancientbench/curated/
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 from datetime import date
 from pathlib import Path
 
-from ..schema import load_split
+from ..schema import load_split, split_file
 from ..tasks import LETTERS, get_task
 
 PROBES_DIR = Path(__file__).resolve().parent.parent / "curated" / "probes"
@@ -53,7 +55,7 @@ def make_quiz(data: str | Path, task: str, *, mode: str, n: int, seed: int, subs
     rng = random.Random(f"{task}:{mode}:{seed}")
     sample = rng.sample(items, min(n, len(items)))
     key: dict = {"task": task, "subset": subset, "mode": mode, "seed": seed, "n": len(sample), "made": date.today().isoformat(),
-                 "dataset_version": _version_of(data), "items": {}}
+                 "dataset_version": _version_of(data), "data_sha256": _sha256(split_file(data, task, "test")), "items": {}}
     lines = [f"# Quiz ({len(sample)} questions)", ""]
     if mode == "options":
         lines += [
@@ -79,6 +81,11 @@ def make_quiz(data: str | Path, task: str, *, mode: str, n: int, seed: int, subs
         lines += [f"{LETTERS[i]}. {item[perm[i]]}" for i in range(4)]
         lines.append("")
     return "\n".join(lines), key
+
+
+def _sha256(path: Path) -> str:
+    """The sampled split file's digest: which build a probe saw, even between two builds of one dataset version."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _version_of(data: str | Path) -> str | None:
@@ -129,6 +136,7 @@ def score(folder: str | Path) -> dict:
     summary = {
         "task": key["task"], "subset": key.get("subset"), "mode": key["mode"], "n": key["n"], "made": key["made"], "seed": key["seed"],
         "dataset_version": key.get("dataset_version"),  # the data files the sample was drawn from (None: not recorded)
+        **({"data_sha256": key["data_sha256"]} if key.get("data_sha256") else {}),
         "answered": key["n"] - len(missing), "correct": right, "accuracy": right / key["n"] if key["n"] else None,
         "to_adjudicate": review,
     }
