@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tiny-model": ("ancientbench.tiny", "write the offline tiny-random smoke model as a standard Hugging Face folder"),
     "finetune-data": ("ancientbench.finetune_data", "build the instruction-tuning dataset, test items held out"),
     "finetune": ("ancientbench.finetune", "full fine-tuning of a causal LM, then evaluation beside its base"),
+    "train-mini": ("ancientbench.mini.train", "pretrain the ancientbench-mini classical LM from scratch (fixed seed, resumable)"),
 }
 
 
@@ -55,6 +56,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=version_text())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
+        help_text = help_text.replace("%", "%%")  # argparse %-formats help strings: "(<= 30%)" must stay literal
         if name != command:
             sub.add_parser(name, help=help_text, add_help=False)
             continue
@@ -70,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     ``error:`` line on stderr and exit status 2; ``ANCIENTBENCH_DEBUG=1`` shows the traceback instead."""
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
+    if not argv:  # a bare `ancientbench`: the command list, not just a usage line
+        build_parser().print_help(sys.stderr)
+        return 2
     args = build_parser(command if command in COMMANDS else None).parse_args(argv)
     try:
         return int(args._module.run(args) or 0)

@@ -94,3 +94,21 @@ def test_tiny_model_command_writes_a_loadable_folder(tmp_path, capsys):
     assert model.config.vocab_size >= len(tok)
     assert main(["tiny-model", str(out)]) == 2  # not an empty folder: one error line, nothing overwritten
     assert "not an empty folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["-h"]])
+def test_top_level_help_lists_every_command(argv, capsys):
+    from ancientbench.cli import COMMANDS
+
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    out = capsys.readouterr().out
+    assert e.value.code == 0 and all(name in out for name in COMMANDS)
+
+
+def test_no_argument_prints_the_command_list(capsys):
+    from ancientbench.cli import COMMANDS
+
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert all(name in err for name in COMMANDS) and "(<= 30%)" in err
