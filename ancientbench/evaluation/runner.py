@@ -573,11 +573,15 @@ def evaluate_model(
     from dataclasses import replace
 
     from ..dataset import load_questions
+    from ..mini import MINI_NAME, mini_path
     from ..tiny import TINY_RANDOM_NAME
     from . import distributed
 
     if backend == "hf" and str(model) == TINY_RANDOM_NAME:  # the smoke model is a backend of its own
         backend = TINY_RANDOM_NAME
+    shipped = backend == "hf" and str(model) == MINI_NAME
+    if shipped:  # the mini-LM ships inside the package: its folder, recorded under its name
+        model = str(mini_path())
     shots_list = [shots] if isinstance(shots, int) else list(shots)
     if not shots_list:
         raise EvaluationError("shots: give at least one number of shots")
@@ -613,6 +617,8 @@ def evaluate_model(
             prefix_cache=prefix_cache, max_length=max_length,
         )
         be, owned = load_backend(backend, config), True
+        if shipped:
+            be._info = {**be.info(), "name_or_path": MINI_NAME}
         if tokenizer is not None:
             if not hasattr(be, "use_tokenizer"):
                 raise EvaluationError(f"backend {backend!r} cannot score with a tokenizer passed in")
