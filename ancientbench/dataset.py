@@ -148,6 +148,8 @@ def load_questions(
                     continue
                 raise DataError(path, None, None, f"missing file: no test split for task {t!r} in {data_path}")
             items[t] = load_split(data_path, t, "test")
+            if not items[t]:  # an empty file would score nothing and still write a normal-looking results file
+                raise DataError(path, None, None, f"empty test split: no items of task {t!r}")
             files[_rel(path, base)] = file_sha256(path)
         # one id in two task files would make one record overwrite the other in predictions and resume (also
         # across runs of different --tasks into one output), so ids are checked over every test file of the folder

@@ -8,6 +8,7 @@ row is rejected with an error naming the file, the row (1-based line) and the fi
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -68,11 +69,34 @@ def validate_row(row: object, file: str | Path, line: int) -> dict[str, str]:
         raise DataError(file, line, "answer", f"answer must be one of A, B, C, D, got {row['answer']!r}")
     seen: dict[str, str] = {}
     for letter in LETTERS:
-        opt = row[letter].strip()
+        opt = option_key(row[letter])
         if opt in seen:
-            raise DataError(file, line, letter, f"duplicate option: same text as option {seen[opt]} ({opt!r})")
+            raise DataError(file, line, letter, f"duplicate option: same text as option {seen[opt]} ({row[letter].strip()!r}) "
+                                                "once Unicode-normalised (NFKC, format characters such as zero-width spaces removed)")
         seen[opt] = letter
     return {f: row[f] for f in FIELDS}
+
+
+def option_key(text: str) -> str:
+    """What two options must not share: the text NFKC-normalised (豈 U+F900 = 豈 U+8C48, é = e + U+0301), with
+    format characters (zero-width spaces and joiners, Cf) removed and outer whitespace stripped."""
+    return "".join(ch for ch in unicodedata.normalize("NFKC", text) if unicodedata.category(ch) != "Cf").strip()
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
+    """``json.loads`` hook: a key repeated in one object is an error (JSON would silently keep the last)."""
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
 
 
 def validate_rows(rows: Iterable[object], file: str | Path, *, task: str | None = None) -> list[dict[str, str]]:
@@ -111,7 +135,9 @@ def read_jsonl(path: str | Path) -> list[object]:
         if not text.strip():
             raise DataError(path, line_no, None, "empty line between rows")
         try:
-            row = json.loads(text)
+            row = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        except _DuplicateKey as e:
+            raise DataError(path, line_no, e.key, "key appears twice in the row (which one is meant?)") from None
         except json.JSONDecodeError as e:
             raise DataError(path, line_no, None, f"not valid JSON: {e.msg} (column {e.colno})") from None
         except RecursionError:

@@ -88,3 +88,33 @@ def test_question_file_groups_by_task_in_registry_order(tmp_path):
     grouped = load_question_file(write_rows(tmp_path / "q.jsonl", rows))
     assert list(grouped) == ["radical", "cloze"]
     assert [r["id"] for r in grouped["cloze"]] == ["c1", "c2"]
+
+
+@pytest.mark.parametrize("a,b", [
+    ("caf\u00e9", "cafe\u0301"),  # precomposed vs decomposed
+    ("\u8c48", "\uf900"),  # 豈 and its compatibility ideograph
+    ("水", "水\u200b"),  # a zero-width space
+    ("之", "\u2060之"),  # a word joiner
+])
+def test_options_equal_after_normalisation_are_duplicates(a, b):
+    with pytest.raises(DataError, match="duplicate option") as e:
+        validate_row(good_row(A=a, B=b), "f.jsonl", 3)
+    assert e.value.row == 3 and e.value.field == "B"
+
+
+def test_a_repeated_key_in_a_row_is_rejected(tmp_path):
+    row = json.dumps(good_row(), ensure_ascii=False)
+    path = tmp_path / "q.jsonl"
+    path.write_text(row[:-1] + ', "answer": "B"}\n', encoding="utf-8")
+    with pytest.raises(DataError, match="appears twice") as e:
+        load_question_file(path)
+    assert e.value.row == 1 and e.value.field == "answer"
+
+
+def test_an_empty_test_split_is_an_error(tmp_path):
+    from ancientbench.dataset import load_questions
+
+    (tmp_path / "data" / "cloze").mkdir(parents=True)
+    (tmp_path / "data" / "cloze" / "test.jsonl").write_text("", encoding="utf-8")
+    with pytest.raises(DataError, match="empty test split"):
+        load_questions(["cloze"], tmp_path)
