@@ -595,3 +595,21 @@ def test_reliability_table_is_current():
 if __name__ == "__main__":
     DOC.write_text(render_table(), encoding="utf-8")
     print(f"wrote {DOC} ({len(CASES)} cases)")
+
+
+@case("resume", "two changes of settings within one second",
+      "each set-aside gets its own name (`*.superseded-<time>-2.*`): no earlier set-aside is overwritten")
+def test_set_asides_within_one_second_never_overwrite(tmp_path, monkeypatch):
+    import time as _time
+
+    from ancientbench.evaluation.store import PredictionStore
+
+    monkeypatch.setattr(_time, "strftime", lambda fmt, t=None: "20261203T000000Z")
+    path = tmp_path / "predictions_0shot.jsonl"
+    kept = []
+    for n in range(3):
+        path.write_text(json.dumps({"run": n}) + "\n", encoding="utf-8")
+        store = PredictionStore(path, {}, {})
+        kept += store._set_aside()
+    assert len({p.name for p in kept}) == 3
+    assert sorted(json.loads(p.read_text())["run"] for p in kept) == [0, 1, 2]

@@ -123,17 +123,22 @@ class PredictionStore:
 
     def _set_aside(self) -> list[Path]:
         """Rename this setting's files (predictions, sidecar, part files, results) to ``<stem>.superseded-<UTC
-        time><suffix>``: kept for the record, out of the way of resume and of report's ``results_*shot.json``."""
+        time><suffix>``: kept for the record, out of the way of resume and of report's ``results_*shot.json``.
+        Two set-asides within one second get ``-2``, ``-3`` ... after the time: nothing is ever overwritten."""
         from .results import results_path  # (results imports this module)
 
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        moved = []
-        for p in (self.path, self.meta_path, *self.part_paths(), results_path(self.path)):
-            if p.exists():
-                target = p.with_name(f"{p.stem}.superseded-{stamp}{p.suffix}")
-                p.replace(target)
-                moved.append(target)
-        return moved
+        paths = [p for p in (self.path, self.meta_path, *self.part_paths(), results_path(self.path)) if p.exists()]
+        n = 1
+        while True:  # one tag for the whole set, free for every file of it
+            tag = stamp if n == 1 else f"{stamp}-{n}"
+            targets = [p.with_name(f"{p.stem}.superseded-{tag}{p.suffix}") for p in paths]
+            if not any(t.exists() for t in targets):
+                break
+            n += 1
+        for p, target in zip(paths, targets):
+            p.replace(target)
+        return targets
 
     def _read(self, path: Path) -> list[dict]:
         done: list[dict] = []
