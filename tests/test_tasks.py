@@ -1,5 +1,7 @@
 """The task registry: ten tasks, four competencies, and how user task lists are resolved."""
 
+from pathlib import Path
+
 import pytest
 
 from ancientbench.tasks import COMPETENCIES, COMPETENCY_TASKS, TASK_NAMES, TASK_TO_COMPETENCY, resolve_tasks
@@ -32,3 +34,18 @@ def test_competencies_expand_and_keep_registry_order():
 def test_unknown_names_are_rejected_with_the_valid_ones(bad):
     with pytest.raises(ValueError, match="valid"):
         resolve_tasks([bad])
+
+
+def test_card_and_readme_state_the_current_data_version():
+    import re
+
+    from ancientbench import DATASET_PATH
+    from ancientbench.tasks import DATASET_VERSION
+
+    root = Path(DATASET_PATH).parent
+    card = (Path(DATASET_PATH) / "README.md").read_text(encoding="utf-8")
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    stated = re.findall(r"This is \*\*version ([0-9.]+)\*\* of the data", card)
+    stated += re.findall(r"the AncientBench open dataset, version ([0-9.]+)", card)
+    stated += re.findall(r"Data version\s+\*\*([0-9.]+)\*\*", readme)
+    assert len(stated) == 3 and set(stated) == {DATASET_VERSION}, stated

@@ -14,6 +14,7 @@ prose written by hand and kept as it is when the card is regenerated.
 
 from __future__ import annotations
 
+import json
 import argparse
 import re
 import sys
@@ -482,6 +483,19 @@ def render_probes() -> str:
     return "\n".join(lines)
 
 
+def render_reference() -> str:
+    """The "Reference results" block: the shipped mini-LM's ladder figures (``ancientbench ladder --record``)."""
+    from ..mini import MINI_NAME, MINI_PATH
+
+    path = MINI_PATH / "results.json"
+    if not path.is_file():
+        return "No reference results recorded in this installation: run `ancientbench ladder --record`."
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    return (f"The shipped classical mini-LM `{MINI_NAME}` (its own card: `ancientbench/mini/{MINI_NAME}/README.md`) beside "
+            "the random-weight smoke model and knowledge-free reference rows; rerun with `ancientbench ladder`.\n\n"
+            + rec["markdown"])
+
+
 def render_card(folder: str | Path, existing: str | None = None, audit_block: str | None = None,
                 changelog_block: str | None = None) -> str:
     """The whole card: the existing card (or the skeleton) with its YAML and generated blocks replaced.
@@ -491,7 +505,11 @@ def render_card(folder: str | Path, existing: str | None = None, audit_block: st
     """
     rows = read_folder(folder)
     text = existing if existing is not None else SKELETON
-    blocks = {"counts": render_counts(rows), "sources": render_sources(rows), "probes": render_probes()}
+    blocks = {"counts": render_counts(rows), "sources": render_sources(rows), "probes": render_probes(),
+              "reference": render_reference()}
+    if generated_block(text, "reference") is None:
+        empty = "## Reference results\n\n<!-- BEGIN GENERATED: reference -->\n<!-- END GENERATED: reference -->\n\n"
+        text = text.replace("## Limitations", empty + "## Limitations", 1) if "## Limitations" in text else text + "\n" + empty
     if audit_block is not None:
         blocks["audit"] = audit_block
     if changelog_block is not None:
@@ -507,7 +525,20 @@ def render_card(folder: str | Path, existing: str | None = None, audit_block: st
         return m.group(1) + blocks[name].rstrip("\n") + "\n" + m.group(4)
 
     body = _HEADER.sub("", text, count=1)
-    return render_yaml(folder, rows) + _BLOCK.sub(fill, body)
+    return render_yaml(folder, rows) + current_version(_BLOCK.sub(fill, body))
+
+
+_VERSION_PHRASES = (re.compile(r"(This is \*\*version )[0-9]+\.[0-9]+\.[0-9]+(\*\* of the data)"),
+                    re.compile(r"(the AncientBench open dataset, version )[0-9]+\.[0-9]+\.[0-9]+"))
+
+
+def current_version(text: str) -> str:
+    """The card's statements of the current data version, set from ``tasks.DATASET_VERSION`` (its one home)."""
+    from ..tasks import DATASET_VERSION
+
+    for pattern in _VERSION_PHRASES:
+        text = pattern.sub(lambda m: m.group(1) + DATASET_VERSION + (m.group(2) if m.lastindex >= 2 else ""), text)
+    return text
 
 
 def generated_block(text: str, name: str) -> str | None:
