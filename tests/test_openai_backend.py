@@ -286,3 +286,14 @@ def test_a_refused_request_is_not_reported_as_retried(tiny_folder, scorer):
         with pytest.raises(BackendError, match=r"refused: HTTP 404: stub error 404 \(is this endpoint served.*--chat\)"):
             backend.letter_logprobs([LetterRequest(_prompts(1)[0], LETTERS)])
         assert len(server.requests) == 1  # not retried
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_non_finite_logprobs_are_item_errors_naming_the_server(tiny_folder, value):
+    """NaN or an infinity among a server's log-probabilities is an error record, never a prediction."""
+    candidates = [("A", value), ("B", -1.0), ("C", -2.0), ("D", -3.0)]
+    with StubServer(str(tiny_folder), lambda text, chat: candidates) as server:
+        backend = _backend(server)
+        results = backend.letter_logprobs([LetterRequest(p, LETTERS) for p in _prompts(2)])
+    for r in results:
+        assert r.logprobs is None and "non-finite or non-numeric" in r.error and server.base_url in r.error

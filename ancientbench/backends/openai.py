@@ -39,6 +39,8 @@ reasoning models require).
 
 from __future__ import annotations
 
+import math
+
 import os
 import threading
 from collections import Counter
@@ -80,6 +82,16 @@ def letters_from_top(candidates: Sequence[tuple[str, float]], continuations: Seq
         if token in continuations and (token not in best or logprob > best[token]):
             best[token] = float(logprob)
     return [best.get(c) for c in continuations]
+
+
+def bad_logprob(values) -> str | None:
+    """The first value that is no finite number (NaN, infinities, a string), as text; None when all are fine."""
+    for v in values:
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            return repr(v)
+    return None
 
 
 def _completion_candidates(choice) -> list[tuple[str, float]] | None:
@@ -320,6 +332,10 @@ class OpenAIBackend(Backend):
             raise NoLogprobsError(
                 f"the server at {self.config.base_url or 'the OpenAI API'} returned no log-probabilities for "
                 f"{self.config.model!r}, so --mode letter cannot be scored through it; use --mode generate")
+        bad = bad_logprob(lp for _, lp in candidates)
+        if bad is not None:  # never a score: NaN would make every prediction "A"
+            return LetterResult(None, error=f"the server at {self.config.base_url or 'the OpenAI API'} returned a "
+                                            f"non-finite or non-numeric log-probability ({bad}) for {self.config.model!r}")
         logprobs = letters_from_top(candidates, req.continuations)
         missing = sum(v is None for v in logprobs)
         with self._lock:
@@ -361,6 +377,10 @@ class OpenAIBackend(Backend):
                 if off >= len(context):
                     if value is None:
                         raise BackendError("the server echoed a token without a log-probability inside an option")
+                    if bad_logprob([value]) is not None:
+                        return LoglikelihoodResult(None, error=f"the server at {self.config.base_url or 'the OpenAI API'} "
+                                                               f"returned a non-finite or non-numeric log-probability "
+                                                               f"({bad_logprob([value])}) inside an option")
                     total += float(value)
                     n += 1
             if n == 0:
