@@ -112,3 +112,17 @@ def test_no_argument_prints_the_command_list(capsys):
     assert main([]) == 2
     err = capsys.readouterr().err
     assert all(name in err for name in COMMANDS) and "30%)" in err
+
+
+@pytest.mark.parametrize("extra,words", [
+    (["--base-url", "http://127.0.0.1:1/v1"], "--base-url: not used by --backend hf"),
+    (["--backend-option", "top_logprobs=5"], "--backend-option: not used by --backend hf"),
+    (["--tokenizer", "x"], "--tokenizer: not used"),
+    (["--timeout", "30"], "--timeout: not used"),
+    (["--backend", "openai", "--base-url", "http://127.0.0.1:1/v1", "--timeout", "nan"], "--timeout must be a positive"),
+    (["--backend", "openai", "--base-url", "http://127.0.0.1:1/v1", "--max-retries", "-1"], "--max-retries must be >= 0"),
+])
+def test_flags_the_backend_would_ignore_or_cannot_use_are_errors(extra, words, tmp_path, capsys):
+    argv = ["eval", "--model", "tiny-random", "--tasks", "cloze", "--limit", "1", "--output", str(tmp_path), *extra]
+    assert main(argv) == 2
+    assert words in capsys.readouterr().err

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..backends.base import BACKEND_HELP, BACKENDS, MODES, BackendConfig
+from ..errors import AncientBenchError
 from .settings import DEFAULT_MAX_NEW_TOKENS
 
 MODE_HELP = {
@@ -97,7 +98,23 @@ def backend_config(args) -> BackendConfig:
     )
 
 
+SERVER_FLAGS = {"base_url": "--base-url", "api_key_env": "--api-key-env", "concurrency": "--concurrency",
+                "timeout": "--timeout", "max_retries": "--max-retries", "tokenizer": "--tokenizer"}
+
+
+def ignored_flags(args, parser_defaults: dict) -> list[str]:
+    """Flags given on the command line that the chosen backend would ignore (server flags off a server backend;
+    --backend-option on a backend that takes none)."""
+    out = []
+    if args.backend != "openai":
+        out += [flag for dest, flag in SERVER_FLAGS.items() if getattr(args, dest) != parser_defaults.get(dest)]
+    if args.backend_option and args.backend not in ("openai", "vllm"):
+        out.append("--backend-option")
+    return out
+
+
 def run(args) -> int:
+    import math
     import warnings
 
     from ..reports.table import results_table
@@ -106,6 +123,15 @@ def run(args) -> int:
     from .runner import evaluate_model
 
     warnings.formatwarning = lambda message, category, *a, **k: f"warning: {message}\n"  # no source lines on a CLI
+    unused = ignored_flags(args, {"base_url": None, "api_key_env": None, "concurrency": 8, "timeout": 120.0,
+                                  "max_retries": 5, "tokenizer": None})
+    if unused:
+        raise AncientBenchError(f"{', '.join(unused)}: not used by --backend {args.backend} (server flags are for "
+                              "--backend openai; --backend-option for openai and vllm); drop them or choose that backend")
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise AncientBenchError(f"--timeout must be a positive number of seconds, got {args.timeout}")
+    if args.max_retries < 0:
+        raise AncientBenchError(f"--max-retries must be >= 0, got {args.max_retries}")
     results = evaluate_model(
         args.model, tasks=args.tasks, shots=args.shots, batch_size=args.batch_size, device=args.device,
         dtype=args.dtype, limit=args.limit, data=args.data, output_dir=args.output,
