@@ -126,3 +126,10 @@ def test_flags_the_backend_would_ignore_or_cannot_use_are_errors(extra, words, t
     argv = ["eval", "--model", "tiny-random", "--tasks", "cloze", "--limit", "1", "--output", str(tmp_path), *extra]
     assert main(argv) == 2
     assert words in capsys.readouterr().err
+
+
+def test_a_revision_of_a_model_without_revisions_is_an_error(tmp_path, capsys):
+    argv = ["eval", "--model", "tiny-random", "--revision", "nosuchrev", "--tasks", "cloze", "--limit", "1",
+            "--output", str(tmp_path)]
+    assert main(argv) == 2
+    assert "--revision nosuchrev" in capsys.readouterr().err and not list(tmp_path.iterdir())

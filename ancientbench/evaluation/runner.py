@@ -582,6 +582,10 @@ def evaluate_model(
     shipped = backend == "hf" and str(model) == MINI_NAME
     if shipped:  # the mini-LM ships inside the package: its folder, recorded under its name
         model = str(mini_path())
+    if revision is not None and isinstance(model, (str, Path)) and (
+            backend == TINY_RANDOM_NAME or shipped or Path(model).is_dir()):  # a revision would be recorded, never used
+        raise EvaluationError(f"--revision {revision}: {'the built-in ' + str(model) if backend == TINY_RANDOM_NAME else 'a local model folder'} "
+                              "has no revisions; drop --revision (revisions name Hub commits, branches or tags)")
     shots_list = [shots] if isinstance(shots, int) else list(shots)
     if not shots_list:
         raise EvaluationError("shots: give at least one number of shots")
