@@ -104,6 +104,66 @@ def _default_label(model: str, backend: str, mode: str, chat: bool) -> str:
     return name + (f" ({', '.join(extra)})" if extra else "")
 
 
+def _schemas():
+    """The suite file's value types (pydantic, strict: ``chat: "no"`` or ``limit: "ten"`` is an error, not a truthy
+    string or a crash after the cells ran). Built on first use so importing this module stays light."""
+    from typing import Literal, Optional, Union
+
+    from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt
+
+    class Entry(BaseModel):
+        model_config = ConfigDict(strict=True, extra="forbid")
+        model: str = Field(min_length=1)
+        label: Optional[str] = None
+        backend: Union[str, list[str]]
+        mode: Union[str, list[str]]
+        shots: Union[NonNegativeInt, list[NonNegativeInt]]
+        tasks: Optional[Union[str, list[str]]] = None
+        limit: Optional[PositiveInt] = None
+        data: Optional[str] = None
+        fewshot_data: Optional[str] = None
+        chat: bool = False
+        letter_style: Optional[str] = None
+        batch_size: Optional[Union[PositiveInt, Literal["auto"]]] = None
+        device: Optional[str] = None
+        dtype: Optional[str] = None
+        device_map: Optional[str] = None
+        revision: Optional[str] = None
+        trust_remote_code: bool = False
+        max_length: Optional[PositiveInt] = None
+        max_new_tokens: Optional[PositiveInt] = None
+        log_samples: bool = False
+        prefix_cache: Optional[Union[bool, Literal["auto"]]] = None
+        base_url: Optional[str] = None
+        api_key_env: Optional[str] = None
+        concurrency: Optional[PositiveInt] = None
+        timeout: Optional[float] = Field(default=None, gt=0, allow_inf_nan=False)
+        max_retries: Optional[NonNegativeInt] = None
+        tokenizer: Optional[str] = None
+        backend_options: dict[str, Union[str, int, float, bool]] = {}
+
+    class Report(BaseModel):
+        model_config = ConfigDict(strict=True, extra="forbid")
+        out: Optional[str] = None
+        plots: bool = True
+        resamples: Optional[PositiveInt] = None
+        seed: Optional[NonNegativeInt] = None
+        bins: Optional[PositiveInt] = None
+
+    return Entry, Report
+
+
+def _check_types(schema, value: dict, where: str) -> None:
+    from pydantic import ValidationError
+
+    try:
+        schema.model_validate(value)
+    except ValidationError as e:
+        err = e.errors()[0]
+        key = str(err["loc"][0]) if err["loc"] else "?"
+        raise SuiteError(f"{where}, key {key!r}: {err['msg']} (got {err.get('input')!r})") from None
+
+
 def load_suite(path: str | Path, *, output: str | Path | None = None) -> Suite:
     """Read and check a suite file; errors name the file, the model entry and the key."""
     import yaml
@@ -131,6 +191,8 @@ def load_suite(path: str | Path, *, output: str | Path | None = None) -> Suite:
     report = raw.get("report") or {}
     if not isinstance(report, dict) or set(report) - set(REPORT_KEYS):
         raise SuiteError(f"{path}, key 'report': expected a mapping with keys among {', '.join(REPORT_KEYS)}")
+    entry_schema, report_schema = _schemas()
+    _check_types(report_schema, report, f"{path}, report")
     out = Path(output if output is not None else raw.get("output", "results"))
 
     cells: list[Cell] = []
@@ -159,6 +221,9 @@ def load_suite(path: str | Path, *, output: str | Path | None = None) -> Suite:
         opts = merged.get("backend_options", {})
         if not isinstance(opts, dict):
             raise SuiteError(f"{where}, key 'backend_options': expected a mapping of option -> value")
+        _check_types(entry_schema, merged, where)
+        if isinstance(merged.get("tasks"), str):  # one task or competency named on its own, not its letters
+            merged["tasks"] = [merged["tasks"]]
         options = {k: merged[k] for k in (*EVAL_KEYS, *SERVER_KEYS) if k in merged}
         for b in _as_list(merged["backend"]):
             for m in _as_list(merged["mode"]):

@@ -53,11 +53,22 @@ def test_cells_expand_models_backends_modes_shots(tmp_path):
     ({"models": [{"label": "x"}]}, r"models\[1\], key 'model': missing"),
     ({"models": ["m", "m"]}, r"two cells are both 'm \| hf \| letter \| 0-shot'"),
     ({"model": ["m"]}, r"unknown key\(s\) model"),
+    ({"models": [{"model": "m", "chat": "no"}]}, r"models\[1\], key 'chat': Input should be a valid boolean"),
+    ({"models": [{"model": "m", "limit": "ten"}]}, r"models\[1\], key 'limit'"),
+    ({"models": [{"model": "m", "max_length": "abc"}]}, r"models\[1\], key 'max_length'"),
+    ({"models": [{"model": "m", "tasks": 5}]}, r"models\[1\], key 'tasks'"),
+    ({"models": [{"model": "m", "timeout": -1}]}, r"models\[1\], key 'timeout'"),
+    ({"models": ["m"], "report": {"resamples": "many"}}, r"report, key 'resamples'"),
 ])
 def test_bad_suite_files_name_file_entry_and_key(tmp_path, bad, message):
     path = _write(tmp_path / "bad.yaml", bad)
     with pytest.raises(SuiteError, match=re.escape(str(path)) + ".*" + message if "models[" in message else message):
         load_suite(path)
+
+
+def test_a_single_task_string_is_one_task_not_its_letters(tmp_path):
+    suite = load_suite(_write(tmp_path / "s.yaml", {"models": [{"model": "m", "tasks": "cloze", "shots": 0}]}))
+    assert suite.cells[0].options["tasks"] == ["cloze"]
 
 
 def test_example_suite_for_the_paper_loads():
