@@ -641,6 +641,21 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         print(f"error: --port must be 0-65535, got {args.port}", file=sys.stderr)
         return 2
+    from .evaluation.lock import OutputLock, OutputLockedError
+
+    lock = OutputLock(args.out)
+    try:  # one quiz server per --out: two would both accept the same item and break the session
+        lock.acquire()
+    except OutputLockedError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
+        return _serve(args)
+    finally:
+        lock.release()
+
+
+def _serve(args: argparse.Namespace) -> int:
     try:
         session = HumanSession(args.out, args.data, args.n_per_task, args.seed)
     except (SessionError, DataError) as e:

@@ -378,3 +378,14 @@ def test_ids_must_be_unique_across_the_whole_folder(dataset, tmp_path):
     write_jsonl(dataset / "data" / "cloze" / "test.jsonl", rows)
     with pytest.raises(DataError, match=r"cloze/test.jsonl, row 3.*duplicate id 'radical-1': also .*radical/test.jsonl, row 2"):
         human.HumanSession(tmp_path / "out", dataset, n_per_task=2, seed=1)
+
+
+def test_a_second_quiz_server_on_the_same_out_is_refused(dataset, tmp_path, capsys):
+    """Two servers on one --out would both accept the same item: the second is refused, as a second eval is."""
+    from ancientbench.evaluation.lock import OutputLock
+
+    out = tmp_path / "out"
+    with OutputLock(out):  # what a running `ancientbench human --out out` holds
+        rc = human.main(["--out", str(out), "--data", str(dataset), "--n-per-task", "2", "--seed", "1", "--port", "0"])
+    assert rc == 2 and "in use by another ancientbench run" in capsys.readouterr().err
+    assert not (out / "session.json").exists()
