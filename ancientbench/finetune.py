@@ -8,8 +8,11 @@ learning rate 1e-5) as a tool for any causal LM:
   With the tokenizer's chat template (``--template auto`` when it has one) the prompt is a user turn
   rendered with ``add_generation_prompt=True`` and the completion is the rest of the rendered conversation
   (the assistant's answer and the template's end-of-turn tokens); without one, a plain template
-  (:data:`PLAIN_PROMPT`) and the EOS token. Labels are ``-100`` over the prompt (and padding), so the loss
-  is on the output tokens only.
+  (:data:`PLAIN_PROMPT`) and the EOS token. ``--template raw`` uses the instruction itself as the prompt, with
+  no wrapping, and tokenises exactly as ``eval`` does (the prompt alone; the output as the tokens after the
+  prompt's own, or on its own where the boundary merges): pairs written in the evaluation's own prompt format
+  (the oracle check) train on what the evaluation reads. Labels are ``-100`` over the prompt (and padding), so
+  the loss is on the output tokens only.
 * **Training**: the ``transformers`` Trainer. Weights are loaded in float32 and trained with bf16 autocast
   where the device supports it (``--bf16`` auto), so the optimizer updates fp32 master weights (a learning rate
   of 1e-5 is below bf16's resolution for most weights); ``--model-dtype bfloat16`` trades that for memory.
@@ -58,13 +61,37 @@ def user_message(instruction: str, inp: str) -> str:
     return f"{instruction}\n{inp}" if inp.strip() else instruction
 
 
+TEMPLATES = ("auto", "chat", "plain", "raw")
+
+
 def uses_chat_template(tokenizer, template: str = "auto") -> bool:
-    if template not in ("auto", "chat", "plain"):
-        raise FinetuneError(f"--template must be auto, chat or plain, got {template!r}")
+    if template not in TEMPLATES:
+        raise FinetuneError(f"--template must be one of {', '.join(TEMPLATES)}, got {template!r}")
     has = bool(getattr(tokenizer, "chat_template", None))
     if template == "chat" and not has:
         raise FinetuneError("--template chat: this tokenizer has no chat template; use --template plain or auto")
     return has if template == "auto" else template == "chat"
+
+
+def encode_raw(tokenizer, pairs: Sequence, *, max_length: int) -> tuple[list[dict], int]:
+    """``--template raw``: the instruction (and input) verbatim as the prompt, tokenised as the evaluation does:
+    the prompt on its own with the tokenizer's special tokens; the output as the full text's tokens after the
+    prompt's own, or tokenised on its own where the boundary merges (a letter after 答案是：); then EOS."""
+    examples: list[dict] = []
+    truncated = 0
+    eos = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
+    for p in pairs:
+        prompt = p.instruction + p.input
+        p_ids = tokenizer(prompt)["input_ids"]
+        full = tokenizer(prompt + p.output)["input_ids"]
+        c_ids = full[len(p_ids):] if full[: len(p_ids)] == p_ids else tokenizer(p.output, add_special_tokens=False)["input_ids"]
+        ids, labels = p_ids + c_ids + eos, [IGNORE_INDEX] * len(p_ids) + c_ids + eos
+        if len(ids) > max_length:
+            truncated += 1
+            ids, labels = ids[:max_length], labels[:max_length]
+        if any(lab != IGNORE_INDEX for lab in labels):
+            examples.append({"input_ids": ids, "attention_mask": [1] * len(ids), "labels": labels})
+    return examples, truncated
 
 
 def render(tokenizer, instruction: str, inp: str, output: str, chat: bool) -> tuple[str, str]:
@@ -291,8 +318,12 @@ def finetune(
         raise FinetuneError(f"tokenizer of {model} has no pad, eos or unk token to pad with")
     tokenizer.padding_side = "right"  # training pads on the right; scoring sets left padding itself
     chat = uses_chat_template(tokenizer, template)
-    train_examples, truncated = encode_pairs(tokenizer, train_pairs, chat=chat, max_length=max_length)
-    val_examples, _ = encode_pairs(tokenizer, val_pairs, chat=chat, max_length=max_length)
+    if template == "raw":
+        train_examples, truncated = encode_raw(tokenizer, train_pairs, max_length=max_length)
+        val_examples, _ = encode_raw(tokenizer, val_pairs, max_length=max_length)
+    else:
+        train_examples, truncated = encode_pairs(tokenizer, train_pairs, chat=chat, max_length=max_length)
+        val_examples, _ = encode_pairs(tokenizer, val_pairs, chat=chat, max_length=max_length)
 
     # -- model and trainer ---------------------------------------------------------------------------------
     use_bf16 = (not use_cpu and bf16_supported()) if bf16 is None else bool(bf16)
@@ -355,7 +386,7 @@ def finetune(
         "base_model": model,
         "model": str(final_dir),
         "data": str(data),
-        "template": "chat" if chat else "plain",
+        "template": "raw" if template == "raw" else "chat" if chat else "plain",
         "train_pairs": len(train_pairs),
         "train_examples": len(train_examples),
         "validation_examples": len(val_examples),
@@ -460,8 +491,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--lr-scheduler", default="cosine", help="learning-rate schedule (default cosine)")
     g.add_argument("--weight-decay", type=float, default=0.0, help="AdamW weight decay (default 0)")
     g.add_argument("--seed", type=int, default=42, help="seed for initialisation order and data shuffling (default 42)")
-    g.add_argument("--template", choices=["auto", "chat", "plain"], default="auto",
-                   help="prompt format: the tokenizer's chat template when it has one (auto), or the plain one")
+    g.add_argument("--template", choices=TEMPLATES, default="auto",
+                   help="prompt format: the tokenizer's chat template when it has one (auto), the plain one, "
+                        "or raw (the instruction verbatim, tokenised as eval does)")
     g.add_argument("--kinds", nargs="+", default=None, metavar="KIND", help="train on these kinds of pairs only")
     g.add_argument("--resume", nargs="?", const=True, default=False, metavar="CHECKPOINT",
                    help="continue from the last checkpoint in <output>/checkpoints (or from CHECKPOINT)")
