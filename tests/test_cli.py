@@ -133,3 +133,16 @@ def test_a_revision_of_a_model_without_revisions_is_an_error(tmp_path, capsys):
             "--output", str(tmp_path)]
     assert main(argv) == 2
     assert "--revision nosuchrev" in capsys.readouterr().err and not list(tmp_path.iterdir())
+
+
+def test_no_progress_also_silences_the_weight_loading_bar(fixture_data, tmp_path, capsys):
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.enable_progress_bar()
+    try:
+        argv = ["eval", "--model", "tiny-random", "--data", str(fixture_data), "--tasks", "cloze", "--limit", "1",
+                "--shots", "0", "--output", str(tmp_path), "--no-progress"]
+        assert main(argv) == 0
+        assert "Loading weights" not in capsys.readouterr().err
+    finally:
+        hf_logging.enable_progress_bar()

@@ -579,6 +579,10 @@ def evaluate_model(
 
     if backend == "hf" and str(model) == TINY_RANDOM_NAME:  # the smoke model is a backend of its own
         backend = TINY_RANDOM_NAME
+    if not progress:  # --no-progress covers transformers' own bars too (weight loading)
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
     shipped = backend == "hf" and str(model) == MINI_NAME
     if shipped:  # the mini-LM ships inside the package: its folder, recorded under its name
         model = str(mini_path())
