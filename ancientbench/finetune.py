@@ -470,7 +470,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True,
                         help="base model: Hub id or local folder (e.g. 01-ai/Yi-1.5-9B-Chat), or tiny-random (smoke test)")
     parser.add_argument("--data", required=True, help="folder written by `ancientbench finetune-data`")
-    parser.add_argument("--output", required=True, help="run folder: checkpoints/, the fine-tuned model, eval/")
+    parser.add_argument("--output", "--out", dest="output", required=True, help="run folder: checkpoints/, the fine-tuned model, eval/")
     parser.add_argument("--name", default=None, help="folder name of the fine-tuned model (default <base>-ancient)")
     g = parser.add_argument_group("training (paper defaults: batch size 2, learning rate 1e-5, full fine-tuning)")
     g.add_argument("--epochs", type=float, default=1.0, help="training epochs (default 1)")

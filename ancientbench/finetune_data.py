@@ -1076,7 +1076,7 @@ def build_dataset(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default ./{DEFAULT_OUT})")
+    parser.add_argument("--output", "--out", dest="out", default=DEFAULT_OUT, help=f"output folder (default ./{DEFAULT_OUT})")
     parser.add_argument("--seed", type=int, default=0, help="seed for phrasings, blanks, selection and the validation split (default 0)")
     parser.add_argument("--max-per-kind", type=int, default=None, metavar="N", help="keep at most N pairs of each kind (seeded choice; default all)")
     parser.add_argument("--kinds", nargs="+", default=None, metavar="KIND", help=f"only these kinds: {', '.join(KIND_NAMES)}")

@@ -632,7 +632,7 @@ next().catch((e) => { $("msg").textContent = "伺服器無回應 Server not reac
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, required=True, help="port on 127.0.0.1 (0: any free port)")
     parser.add_argument("--n-per-task", type=int, default=None, help=f"questions sampled per task (default {DEFAULT_N_PER_TASK}; a resumed session keeps its own)")
-    parser.add_argument("--out", default="results", help="output folder; the session lives in <out>/Human/ (default: ./results)")
+    parser.add_argument("--output", "--out", dest="out", default="results", help="output folder; the session lives in <out>/Human/ (default: ./results)")
     parser.add_argument("--seed", type=int, default=None, help="sampling seed (default: a random one, stored in the session; a resumed session keeps its own)")
     parser.add_argument("--data", default=None, help="dataset folder or JSONL question file (default: the installed dataset)")
 

@@ -370,7 +370,7 @@ def combined_report(suite: Suite, finished: list[tuple[Cell, Path]], *, out=sys.
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("suite", metavar="SUITE.yaml", help="suite file: models x backends x modes x shots (docs/backends.md)")
-    parser.add_argument("--output", default=None, help="results folder (default: the suite's 'output', else ./results)")
+    parser.add_argument("--output", "--out", dest="output", default=None, help="results folder (default: the suite's 'output', else ./results)")
     parser.add_argument("--only", nargs="+", default=None, metavar="LABEL", help="run only the cells of these row labels")
     parser.add_argument("--list", action="store_true", help="list the cells and whether each is done; run nothing")
     parser.add_argument("--no-report", action="store_true", help="run the cells, write no combined report")

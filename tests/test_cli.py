@@ -146,3 +146,17 @@ def test_no_progress_also_silences_the_weight_loading_bar(fixture_data, tmp_path
         assert "Loading weights" not in capsys.readouterr().err
     finally:
         hf_logging.enable_progress_bar()
+
+
+def test_every_command_writing_a_folder_takes_output_and_out():
+    from ancientbench.cli import COMMANDS, build_parser
+
+    takes = []
+    for command in COMMANDS:
+        if command in ("build", "report", "eval", "run", "human", "finetune", "finetune-data", "train-mini", "ladder", "reference"):
+            parser = build_parser(command)
+            sub = next(a for a in parser._actions if a.dest == "command").choices[command]
+            flags = {s for a in sub._actions for s in a.option_strings}
+            assert {"--output", "--out"} <= flags, command
+            takes.append(command)
+    assert len(takes) == 10

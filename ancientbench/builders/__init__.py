@@ -42,7 +42,7 @@ def build_task(task: str, ctx: BuildContext) -> BuildResult:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("tasks", nargs="*", metavar="TASK", help=f"tasks or competencies to build (default: all): {', '.join(TASK_NAMES)}")
-    p.add_argument("--out", default=None, help="dataset folder to write into (default: the package's own dataset folder)")
+    p.add_argument("--output", "--out", dest="out", default=None, help="dataset folder to write into (default: the package's own dataset folder)")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed for option order and sampling (default %(default)s)")
     p.add_argument("--sources", default=None, metavar="DIR",
                    help="folder holding the npm sources (default: $ANCIENTBENCH_SOURCES, else .sources/ in the checkout, where scripts/install.sh puts them)")

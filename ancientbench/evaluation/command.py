@@ -61,7 +61,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--fewshot-data", default=None,
                         help="where exemplars come from (folder or JSONL of dev rows); default: --data folder, "
                              "or the bundled dataset for a JSONL --data")
-    parser.add_argument("--output", default="results", help="results folder (default ./results)")
+    parser.add_argument("--output", "--out", dest="output", default="results", help="results folder (default ./results)")
     parser.add_argument("--letter-style", choices=["bare", "space"], default="bare",
                         help="score 'A' (bare, the paper's/CMMLU's) or ' A' (space, lm-eval's)")
     parser.add_argument("--chat", action="store_true",

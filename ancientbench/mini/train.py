@@ -261,7 +261,7 @@ def export(model, tokenizer, record: dict, out: Path) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--work", default="runs/ancientbench-mini", help="folder for corpus, tokenizer, checkpoints, loss log (resumable)")
-    parser.add_argument("--out", default=str(MINI_PATH), help="where the finished model goes (default: the package's shipped folder)")
+    parser.add_argument("--output", "--out", dest="out", default=str(MINI_PATH), help="where the finished model goes (default: the package's shipped folder)")
     parser.add_argument("--sources", default=None, help="folder holding node_modules/chinese-poetry (default: the builders' .sources)")
     parser.add_argument("--steps", type=int, default=DEFAULTS["steps"], help="optimizer steps (default %(default)s)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads; results are reproducible for one value (default %(default)s)")

@@ -404,7 +404,7 @@ def _json_default(o):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", nargs="+", metavar="RESULTS", help="results_<k>shot.json files, or folders searched for them")
-    parser.add_argument("--out", default="report", help="folder for report.md, tables.tex, summary.json and the PNGs (default: ./report)")
+    parser.add_argument("--output", "--out", dest="out", default="report", help="folder for report.md, tables.tex, summary.json and the PNGs (default: ./report)")
     parser.add_argument("--resamples", type=int, default=DEFAULT_BOOTSTRAP_RESAMPLES, help=f"bootstrap resamples (default {DEFAULT_BOOTSTRAP_RESAMPLES})")
     parser.add_argument("--seed", type=int, default=DEFAULT_BOOTSTRAP_SEED, help=f"bootstrap seed (default {DEFAULT_BOOTSTRAP_SEED})")
     parser.add_argument("--bins", type=int, default=10, help="equal-width confidence bins for calibration (default 10)")

@@ -1,0 +1,143 @@
+"""``ancientbench ladder``: the README's main job - the shipped mini-LM beside the reference rows, one table.
+
+Runs, into ``--out`` (default ``results/ladder``), each step resumable as ``eval`` is:
+
+1. ``eval`` of ``ancientbench-mini`` in letter mode (the paper's scoring) and ppl mode (option likelihood), 0- and
+   5-shot, on the first ``--limit`` test items of every task (default 200; ``--limit 0`` for all 19,748);
+2. ``eval`` of ``tiny-random`` (letter mode, 0- and 5-shot, the same items): the random-weight smoke model;
+3. the knowledge-free reference rows on the same items (:mod:`ancientbench.reports.reference`): chance and the
+   Mandarin reader, and with ``--with-ceiling`` the shortcut ceiling (minutes more: every strategy, two models);
+4. ``report`` over all of them (Table-2-shaped tables with intervals, plots) into ``<out>/report``, printed, and
+   ``compare`` of the mini-LM against tiny-random per shot setting (paired, ``<out>/compare_<mode>_<k>shot.json``);
+5. with ``--record``: the figures as ``results.json`` in the shipped mini-LM's folder (:func:`record`), from which
+   its model card and the dataset card's "Reference results" section are rendered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..errors import AncientBenchError
+from ..mini import MINI_NAME
+from ..tiny import TINY_RANDOM_NAME
+
+DEFAULT_LIMIT = 200
+
+
+def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_ceiling: bool = False, progress: bool = True) -> int:
+    from ..cli import main
+    from .reference import write_reference_rows
+
+    out = Path(out)
+    limit_args = ["--limit", str(limit)] if limit else []
+    common = ["--shots", "0", "5", *limit_args, *([] if progress else ["--no-progress"])]
+    steps = [
+        ["eval", "--model", MINI_NAME, "--output", str(out / "letter"), *common],
+        ["eval", "--model", MINI_NAME, "--mode", "ppl", "--output", str(out / "ppl"), *common],
+        ["eval", "--model", TINY_RANDOM_NAME, "--output", str(out / "letter"), *common],
+    ]
+    for argv in steps:
+        print(f"$ ancientbench {' '.join(argv)}", file=sys.stderr, flush=True)
+        if main(argv) != 0:
+            raise AncientBenchError(f"ladder: `ancientbench {' '.join(argv)}` failed (see above); rerun to resume")
+    rows = ["chance", "mandarin-reader"] + (["shortcut-ceiling"] if with_ceiling else [])
+    write_reference_rows(out / "reference", rows=rows, limit=limit or None, log=lambda m: None)
+    for mode in ("letter", "ppl"):
+        for k in (0, 5):
+            main(["compare", str(out / mode / MINI_NAME / f"results_{k}shot.json"),
+                  str(out / "letter" / TINY_RANDOM_NAME / f"results_{k}shot.json"),
+                  "--json", str(out / f"compare_{mode}_{k}shot.json")])
+    return main(["report", str(out / "letter"), str(out / "ppl"), str(out / "reference"), "--out", str(out / "report")])
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}"
+
+
+def _ci(ci) -> str:
+    return f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else ""
+
+
+def record(out: str | Path, limit: int | None) -> dict:
+    """The ladder's figures (report summary and paired comparisons) as one JSON-able record with its Markdown."""
+    out = Path(out)
+    summary = json.loads((out / "report" / "summary.json").read_text(encoding="utf-8"))
+    settings = {}
+    for k, block in summary["settings"].items():
+        settings[k] = [{
+            "label": r["label"], "n_items": r["n_items"], "average": r["average"],
+            "competencies": r["competencies"],
+            "tasks": {t: {x: v[x] for x in ("accuracy", "correct", "total", "ci")} for t, v in r["tasks"].items()},
+        } for r in block["rows"]]
+    compare = {}
+    for mode in ("letter", "ppl"):
+        for k in (0, 5):
+            path = out / f"compare_{mode}_{k}shot.json"
+            if path.is_file():
+                compare[f"{mode}_{k}shot"] = json.loads(path.read_text(encoding="utf-8"))
+    rec = {"limit_per_task": limit, "settings": settings, "compare_with_tiny_random": compare}
+    rec["markdown"] = render_markdown(rec)
+    return rec
+
+
+def render_markdown(rec: dict) -> str:
+    from ..tasks import COMPETENCIES, TASK_NAMES
+
+    n = rec["limit_per_task"]
+    lines = [f"Measured by `ancientbench ladder --record` on the first {n} test items of every task "
+             f"({'all items' if not n else f'{10 * n:,} questions'}); accuracy in %, 95% bootstrap intervals over items. "
+             "Letter mode is the paper's scoring, ppl mode option likelihood. Reference rows know no ancient Chinese: "
+             "Chance is a seeded uniform guess, Mandarin reader the best Mandarin-reading rule per task, Shortcut "
+             "ceiling (when present) the combined knowledge-free predictor.", ""]
+    for k, rows in sorted(rec["settings"].items(), key=lambda kv: int(kv[0])):
+        lines += [f"**{k}-shot**", "", "| row | " + " | ".join(c for c in COMPETENCIES) + " | average |",
+                  "|---|" + "---:|" * (len(COMPETENCIES) + 1)]
+        for r in rows:
+            cells = [f"{_pct(r['competencies'][c]['score'])} {_ci(r['competencies'][c]['ci'])}" for c in COMPETENCIES]
+            lines.append(f"| {r['label']} | " + " | ".join(cells) + f" | {_pct(r['average']['score'])} {_ci(r['average']['ci'])} |")
+        lines += ["", "| row | " + " | ".join(TASK_NAMES) + " |", "|---|" + "---:|" * len(TASK_NAMES)]
+        for r in rows:
+            lines.append(f"| {r['label']} | " + " | ".join(_pct(r["tasks"].get(t, {}).get("accuracy")) for t in TASK_NAMES) + " |")
+        lines.append("")
+    if rec["compare_with_tiny_random"]:
+        lines += ["**ancientbench-mini against tiny-random** (paired over the same items; average difference in points "
+                  "with its 95% paired bootstrap interval; pooled McNemar p):", "",
+                  "| mini-LM setting | mini % | tiny-random % | difference | interval | p |", "|---|---:|---:|---:|---:|---:|"]
+        for name, c in rec["compare_with_tiny_random"].items():
+            avg, micro = c["average"], c["micro_accuracy"]
+            lines.append(f"| {name.replace('_', ', ')} | {_pct(avg['a'])} | {_pct(avg['b'])} | {100 * avg['diff']:+.1f} | "
+                         f"{_ci(avg['ci'])} | {micro['mcnemar']['p_value']:.3g} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_record(out: str | Path, limit: int | None) -> Path:
+    from ..mini import MINI_PATH
+    from ..mini.card import write_card
+
+    rec = record(out, limit)
+    path = MINI_PATH / "results.json"
+    path.write_text(json.dumps(rec, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    write_card(MINI_PATH)
+    return path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output", "--out", dest="out", default="results/ladder", help="folder for every result (default %(default)s)")
+    parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
+                        help="first N test items per task (default %(default)s; 0 = all 19,748 questions, about 40 minutes on 2 cores)")
+    parser.add_argument("--with-ceiling", action="store_true", help="add the shortcut-ceiling row (the combined knowledge-free predictor)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--record", action="store_true", help="write the figures into the shipped mini-LM's folder (maintainers)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.limit < 0:
+        raise AncientBenchError(f"--limit must be >= 0, got {args.limit}")
+    rc = ladder(args.out, limit=args.limit or None, with_ceiling=args.with_ceiling, progress=not args.no_progress)
+    if rc == 0 and args.record:
+        print(f"recorded {write_record(args.out, args.limit or None)}")
+    return rc

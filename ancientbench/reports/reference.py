@@ -1,0 +1,163 @@
+"""``ancientbench reference``: knowledge-free reference rows, written as ordinary results files.
+
+Three "models" that know no ancient Chinese, each answering every test item of the dataset, so ``report``,
+``compare`` and the plots set a real model beside them:
+
+- ``Chance``: a uniform guess per item (seeded): the floor, 25% up to sampling noise;
+- ``Mandarin reader``: per task, the best rule of the *mandarin* family of :mod:`ancientbench.quality.strategies`
+  (a modern reader who sounds the characters out in Mandarin), ties broken by a seeded draw;
+- ``Shortcut ceiling``: the combined knowledge-free predictor of :mod:`ancientbench.quality.combined` (every
+  strategy and option feature, the better of logistic regression and gradient-boosted trees, 5-fold
+  cross-validated): what an examinee who reads only shortcut cues can reach.
+
+Each goes to ``<out>/<slug>/results_<k>shot.json`` with ``predictions_<k>shot.jsonl`` beside it, for k in
+``--shots`` (the rows do not read exemplars, so every shot setting holds the same predictions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..aggregate import aggregate
+from ..tasks import LETTERS, TASK_BY_NAME, TASK_NAMES
+
+REFERENCE_VERSION = "1"
+ROWS = {"chance": "Chance", "mandarin-reader": "Mandarin reader", "shortcut-ceiling": "Shortcut ceiling"}
+DESCRIPTIONS = {
+    "chance": "a seeded uniform guess per item",
+    "mandarin-reader": "per task, the best Mandarin-reading rule of ancientbench.quality.strategies (ties drawn, seeded)",
+    "shortcut-ceiling": "the combined knowledge-free predictor (ancientbench.quality.combined), 5-fold cross-validated",
+}
+
+
+def _chance(rows: list[dict], seed: int) -> tuple[list[str], dict]:
+    rng = random.Random(f"{seed}:chance:{rows[0]['task']}")
+    return [rng.choice(LETTERS) for _ in rows], {}
+
+
+def _mandarin(rows: list[dict], ctx, seed: int) -> tuple[list[str], dict]:
+    from ..quality.strategies import FAMILY, STRATEGIES, accuracies, item_from_row
+
+    task = rows[0]["task"]
+    names = [n for n, f in FAMILY.items() if f == "mandarin" and n not in TASK_BY_NAME[task].answer_rule]
+    acc = accuracies(rows, ctx, names)
+    best = max(names, key=lambda n: (acc[n], -names.index(n)))
+    rng = random.Random(f"{seed}:mandarin:{task}")
+    preds = []
+    for r in rows:
+        item, _ = item_from_row(r)
+        s = STRATEGIES[best](item, ctx)
+        top = max(s)
+        preds.append(LETTERS[rng.choice([i for i, v in enumerate(s) if abs(v - top) <= 1e-12])])
+    return preds, {"rule": best, "rule_accuracy_ties_shared": acc[best]}
+
+
+def _ceiling(rows: list[dict], ctx) -> tuple[list[str], dict]:
+    from ..quality.combined import combined_predictor
+    from ..quality.strategies import STRATEGIES
+
+    task = rows[0]["task"]
+    names = [n for n in STRATEGIES if n not in TASK_BY_NAME[task].answer_rule]
+    r = combined_predictor(rows, ctx, names)
+    return r["predictions"], {"model": r["best_model"], "models": r["models"]}
+
+
+def _atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_row(out: Path, slug: str, per_task: dict[str, tuple[list[dict], list[str], dict]], files_sha256: dict,
+              data_path: str, shots: list[int], seed: int) -> list[Path]:
+    """One reference row's results and predictions files, in the format ``ancientbench eval`` writes."""
+    from .. import __version__
+    from ..tasks import DATASET_VERSION
+
+    folder = out / slug
+    folder.mkdir(parents=True, exist_ok=True)
+    preds = [{"id": r["id"], "task": r["task"], "gold": r["answer"], "pred": p, "logprobs": None, "shots_used": 0}
+             for rows, guesses, _ in per_task.values() for r, p in zip(rows, guesses)]
+    agg = aggregate([p["pred"] == p["gold"] for p in preds], [p["task"] for p in preds])
+    written = []
+    for k in shots:
+        pf = folder / f"predictions_{k}shot.jsonl"
+        _atomic(pf, "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in preds))
+        results = {
+            "ancientbench_version": __version__,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "model": {"name_or_path": ROWS[slug], "revision": None, "weights_sha256": None, "num_parameters": None,
+                      "dtype": None, "device": "none", "smoke_model": False, "reference_row": True},
+            "setting": {"shots": k, "letter_style": None, "letter_token_ids": None, "chat": False, "batch_size": None,
+                        "prefix_cache": False, "backend": "reference", "mode": "reference"},
+            "prompt": {"template_version": f"reference-{REFERENCE_VERSION}", "template_sha256": None},
+            "data": {"path": data_path, "dataset_version": DATASET_VERSION, "files_sha256": files_sha256,
+                     "n_items": len(preds)},
+            "tasks": {t: {**v, "fewshot_truncated_items": 0} for t, v in agg["tasks"].items()},
+            "competencies": agg["competencies"], "average": agg["average"],
+            "micro_accuracy": agg["micro_accuracy"], "complete": agg["complete"],
+            "packages": {"ancientbench": __version__},
+            "predictions_file": pf.name,
+            "reference": {"row": slug, "description": DESCRIPTIONS[slug], "seed": seed,
+                          "per_task": {t: detail for t, (_, _, detail) in per_task.items()}},
+        }
+        rf = folder / f"results_{k}shot.json"
+        _atomic(rf, json.dumps(results, ensure_ascii=False, indent=1) + "\n")
+        written.append(rf)
+    return written
+
+
+def write_reference_rows(out: str | Path, data: str | Path | None = None, *, rows: list[str] | None = None,
+                         shots: list[int] = (0, 5), seed: int = 0, limit: int | None = None, log=print) -> list[Path]:
+    """Compute the reference rows over every task's test split of ``data`` (default: the bundled dataset), or
+    its first ``limit`` items per task (the items ``eval --limit`` scores)."""
+    from .. import DATASET_PATH
+    from ..dataset import file_sha256
+    from ..quality.audit import corpus_frequencies, self_frequencies
+    from ..quality.strategies import Context
+    from ..schema import load_split, split_file
+
+    root = Path(data) if data is not None else Path(DATASET_PATH)
+    tests = {t: load_split(root, t, "test")[:limit] for t in TASK_NAMES}
+    sha = {f"{t}/test.jsonl": file_sha256(split_file(root, t, "test")) for t in TASK_NAMES}
+    freq = corpus_frequencies() or self_frequencies([r for rs in tests.values() for r in rs])
+    out = Path(out)
+    written: list[Path] = []
+    for slug in rows or list(ROWS):
+        per_task = {}
+        for t, task_rows in tests.items():
+            if slug == "chance":
+                guesses, detail = _chance(task_rows, seed)
+            elif slug == "mandarin-reader":
+                guesses, detail = _mandarin(task_rows, Context(freq), seed)
+            else:
+                guesses, detail = _ceiling(task_rows, Context(freq))
+            per_task[t] = (task_rows, guesses, detail)
+            log(f"{ROWS[slug]}: {t} {sum(g == r['answer'] for r, g in zip(task_rows, guesses)) / len(task_rows):.1%}")
+        written += write_row(out, slug, per_task, sha, "ancientbench" if data is None else str(root), list(shots), seed)
+    return written
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output", "--out", dest="out", default="results/reference", help="folder for the rows (default %(default)s)")
+    parser.add_argument("--data", default=None, help="dataset folder (default: the bundled dataset)")
+    parser.add_argument("--rows", nargs="+", choices=list(ROWS), default=None, help="which rows (default: all)")
+    parser.add_argument("--shots", nargs="+", type=int, default=[0, 5], help="shot settings to file them under (default 0 5)")
+    parser.add_argument("--limit", type=int, default=None, help="the first N test items per task (as eval --limit)")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.limit is not None and args.limit < 1:
+        from .results import ReportError
+
+        raise ReportError(f"--limit must be >= 1, got {args.limit}")
+    for path in write_reference_rows(args.out, args.data, rows=args.rows, shots=args.shots, seed=args.seed,
+                                     limit=args.limit, log=lambda m: print(m, flush=True)):
+        print(f"wrote {path}")
+    return 0
