@@ -296,3 +296,35 @@ def test_changelog_shows_before_and_after(tmp_path):
     assert "**32.7** → " in line  # the saved version-1 figure, then the one computed from the files
     card = render_card(tmp_path, "# card\n\n## Data quality\n", changelog_block=text)
     assert card.index("## Changelog") < card.index("## Data quality") and "BEGIN GENERATED: changelog" in card
+
+
+def _rows_with_length_cue(n, planted, seed=0):
+    """Cloze-like rows of random characters; with ``planted`` the key is always the 3-character option among
+    options of 1, 2, 3 and 4 characters: a cue no single rule (longest, shortest) reads, a combination does."""
+    import random
+
+    rng = random.Random(seed)
+    pool = [chr(c) for c in range(0x4E00, 0x4E00 + 400)]
+    rows = []
+    for i in range(n):
+        opts = ["".join(rng.choice(pool) for _ in range(k)) for k in (1, 2, 3, 4)]
+        key = opts[2] if planted else rng.choice(opts)
+        rng.shuffle(opts)
+        rows.append({"id": f"cloze-{i}", "task": "cloze", "question": "下列哪個字最適合填入「天＿」的空格？",
+                     **dict(zip("ABCD", opts)), "answer": "ABCD"[opts.index(key)], "subset": "", "source": "t",
+                     "citation": "", "explanation": ""})
+    return rows
+
+
+def test_the_combined_predictor_finds_a_non_monotonic_cue_and_nothing_in_noise():
+    from ancientbench.quality.audit import self_frequencies
+    from ancientbench.quality.combined import combined_predictor
+    from ancientbench.quality.strategies import Context, accuracies
+
+    planted = _rows_with_length_cue(300, True)
+    r = combined_predictor(planted, Context(self_frequencies(planted)))
+    assert r["models"]["trees"]["accuracy"] > 0.9 and r["accuracy"] > 0.9 and len(r["predictions"]) == 300
+    assert accuracies(planted, Context(self_frequencies(planted)), ["longest", "shortest"]) == {"longest": 0.0, "shortest": 0.0}
+    noise = _rows_with_length_cue(300, False, seed=1)
+    r = combined_predictor(noise, Context(self_frequencies(noise)))
+    assert r["ci95"][0] <= 0.25 + 0.05 and r["accuracy"] < 0.35

@@ -163,6 +163,15 @@ def format_table(report: dict) -> str:
     for c, e in cfg.items():
         for v in e["violations"]:
             lines.append(f"VIOLATION {c}: {v}")
+    if report.get("combined"):
+        lines += ["", f"Combined knowledge-free predictor (every strategy and option feature; the better of logistic "
+                      f"regression and gradient-boosted trees, 5-fold cross-validated by item; bound <= {COMBINED_BOUND:.0%}):", "",
+                  "| config | n | logistic % | trees % | best % | 95% interval | ok |", "|---|---:|---:|---:|---:|---|---|"]
+        for c, r in report["combined"].items():
+            m = r["models"]
+            lines.append(f"| {c} | {r['n']} | {100 * m['logistic']['accuracy']:.1f} | {100 * m['trees']['accuracy']:.1f} | "
+                         f"{100 * r['accuracy']:.1f} | [{100 * r['ci95'][0]:.1f}, {100 * r['ci95'][1]:.1f}] | "
+                         f"{'yes' if r['accuracy'] <= COMBINED_BOUND + 1e-12 else 'NO'} |")
     if report.get("agreement"):
         lines.append("")
         lines.append("Agreement with 說文解字:")
@@ -171,11 +180,34 @@ def format_table(report: dict) -> str:
     return "\n".join(lines)
 
 
+COMBINED_BOUND = 0.35  # issue 22: the combined knowledge-free predictor, every task
+
+
+def combined_report(folder: str | Path, configs: Sequence[str], sources_dir: str | Path | None = None) -> dict:
+    """The combined predictor's cross-validated figures per config (predictions left out)."""
+    from .combined import combined_predictor
+    from .strategies import STRATEGIES
+
+    freq = corpus_frequencies(sources_dir)
+    out = {}
+    for c in configs:
+        rows = load_config(folder, c, "test")
+        if not rows:
+            continue
+        base = TASK_BY_NAME.get(rows[0]["task"])
+        names = [n for n in STRATEGIES if not base or n not in base.answer_rule]
+        r = combined_predictor(rows, Context(freq or self_frequencies(rows)), names)
+        out[c] = {k: v for k, v in r.items() if k != "predictions"}
+    return out
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("configs", nargs="*", metavar="CONFIG", help="configs to audit (default: every config in the folder)")
     p.add_argument("--data", default=None, metavar="DIR", help="dataset folder (default: the package's own)")
     p.add_argument("--sources", default=None, metavar="DIR", help="folder with node_modules/chinese-poetry (character frequencies)")
     p.add_argument("--shuowen", default=None, metavar="DIR", help="說文 data folder: also measure agreement with 說文解字")
+    p.add_argument("--combined", action="store_true",
+                   help="also run the combined knowledge-free predictor on every config (minutes: two models, 5 folds)")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     p.add_argument("--strict", action="store_true", help="exit 1 when a bound is broken")
 
@@ -189,6 +221,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: no configs with a test split under {folder / 'data'}")
         return 2
     report = audit_folder(folder, configs, sources_dir=args.sources)
+    if args.combined:
+        report["combined"] = combined_report(folder, configs, sources_dir=args.sources)
+        for c, r in report["combined"].items():
+            if r["accuracy"] > COMBINED_BOUND + 1e-12:
+                report["configs"][c]["violations"].append(f"combined predictor = {r['accuracy']:.1%} (> {COMBINED_BOUND:.0%})")
     if args.shuowen:
         from ..builders.shuowen import agreement
 

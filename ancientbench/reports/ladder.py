@@ -2,8 +2,8 @@
 
 Runs, into ``--out`` (default ``results/ladder``), each step resumable as ``eval`` is:
 
-1. ``eval`` of ``ancientbench-mini`` in letter mode (the paper's scoring) and ppl mode (option likelihood), 0- and
-   5-shot, on the first ``--limit`` test items of every task (default 200; ``--limit 0`` for all 19,748);
+1. ``eval`` of ``ancientbench-mini`` in letter mode (the paper's scoring), 0- and 5-shot, and in ppl mode (option
+   likelihood), 0-shot, on the first ``--limit`` test items of every task (default 200; ``--limit 0`` for all 19,748);
 2. ``eval`` of ``tiny-random`` (letter mode, 0- and 5-shot, the same items): the random-weight smoke model;
 3. the knowledge-free reference rows on the same items (:mod:`ancientbench.reports.reference`): chance and the
    Mandarin reader, and with ``--with-ceiling`` the shortcut ceiling (minutes more: every strategy, two models);
@@ -36,7 +36,8 @@ def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_ceiling: 
     common = ["--shots", "0", "5", *limit_args, *([] if progress else ["--no-progress"])]
     steps = [
         ["eval", "--model", MINI_NAME, "--output", str(out / "letter"), *common],
-        ["eval", "--model", MINI_NAME, "--mode", "ppl", "--output", str(out / "ppl"), *common],
+        ["eval", "--model", MINI_NAME, "--mode", "ppl", "--output", str(out / "ppl"), "--shots", "0",
+         *common[2:]],  # ppl at 0-shot only: four continuations per item, 5-shot would double the job's time
         ["eval", "--model", TINY_RANDOM_NAME, "--output", str(out / "letter"), *common],
     ]
     for argv in steps:
@@ -45,11 +46,10 @@ def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_ceiling: 
             raise AncientBenchError(f"ladder: `ancientbench {' '.join(argv)}` failed (see above); rerun to resume")
     rows = ["chance", "mandarin-reader"] + (["shortcut-ceiling"] if with_ceiling else [])
     write_reference_rows(out / "reference", rows=rows, limit=limit or None, log=lambda m: None)
-    for mode in ("letter", "ppl"):
-        for k in (0, 5):
-            main(["compare", str(out / mode / MINI_NAME / f"results_{k}shot.json"),
-                  str(out / "letter" / TINY_RANDOM_NAME / f"results_{k}shot.json"),
-                  "--json", str(out / f"compare_{mode}_{k}shot.json")])
+    for mode, k in (("letter", 0), ("letter", 5), ("ppl", 0)):
+        mini = next((out / mode).glob(f"{MINI_NAME}*/results_{k}shot.json"))  # ppl runs go to <name>-ppl/
+        main(["compare", str(mini), str(out / "letter" / TINY_RANDOM_NAME / f"results_{k}shot.json"),
+              "--json", str(out / f"compare_{mode}_{k}shot.json")])
     return main(["report", str(out / "letter"), str(out / "ppl"), str(out / "reference"), "--out", str(out / "report")])
 
 
@@ -73,11 +73,10 @@ def record(out: str | Path, limit: int | None) -> dict:
             "tasks": {t: {x: v[x] for x in ("accuracy", "correct", "total", "ci")} for t, v in r["tasks"].items()},
         } for r in block["rows"]]
     compare = {}
-    for mode in ("letter", "ppl"):
-        for k in (0, 5):
-            path = out / f"compare_{mode}_{k}shot.json"
-            if path.is_file():
-                compare[f"{mode}_{k}shot"] = json.loads(path.read_text(encoding="utf-8"))
+    for mode, k in (("letter", 0), ("letter", 5), ("ppl", 0)):
+        path = out / f"compare_{mode}_{k}shot.json"
+        if path.is_file():
+            compare[f"{mode}_{k}shot"] = json.loads(path.read_text(encoding="utf-8"))
     rec = {"limit_per_task": limit, "settings": settings, "compare_with_tiny_random": compare}
     rec["markdown"] = render_markdown(rec)
     return rec
