@@ -308,3 +308,11 @@ def test_the_same_model_in_two_modes_gets_two_labels(runs):
     twin.data["setting"]["mode"] = "generate"
     rs.label_results([good, twin])
     assert good.label == "good" and twin.label == "good (generate mode)" and good.model_key != twin.model_key
+
+
+def test_rows_marked_incomplete_get_their_footnote(runs, tmp_path):
+    out = tmp_path / "rep"
+    assert run_report([str(runs), "--out", str(out), "--no-plots"]) == 0
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert re.search(r"\| \S.* \* \|", md)  # the fixture runs do not hold all ten tasks: marked
+    assert report.INCOMPLETE_NOTE in md

@@ -6,7 +6,7 @@ Runs, into ``--out`` (default ``results/ladder``), each step resumable as ``eval
    likelihood), 0-shot, on the first ``--limit`` test items of every task (default 200; ``--limit 0`` for all 19,748);
 2. ``eval`` of ``tiny-random`` (letter mode, 0- and 5-shot, the same items): the random-weight smoke model;
 3. the knowledge-free reference rows on the same items (:mod:`ancientbench.reports.reference`): chance and the
-   Mandarin reader, and with ``--with-ceiling`` the shortcut ceiling (minutes more: every strategy, two models);
+   Mandarin reader and the shortcut ceiling (every strategy, two models, 5-fold; ``--no-ceiling`` skips it);
 4. ``report`` over all of them (Table-2-shaped tables with intervals, plots) into ``<out>/report``, printed, and
    ``compare`` of the mini-LM against tiny-random per shot setting (paired, ``<out>/compare_<mode>_<k>shot.json``);
 5. with ``--record``: the figures as ``results.json`` in the shipped mini-LM's folder (:func:`record`), from which
@@ -27,17 +27,17 @@ from ..tiny import TINY_RANDOM_NAME
 DEFAULT_LIMIT = 200
 
 
-def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_ceiling: bool = False, progress: bool = True) -> int:
+def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_ceiling: bool = True, progress: bool = True) -> int:
     from ..cli import main
     from .reference import write_reference_rows
 
     out = Path(out)
     limit_args = ["--limit", str(limit)] if limit else []
-    common = ["--shots", "0", "5", *limit_args, *([] if progress else ["--no-progress"])]
+    rest = [*limit_args, *([] if progress else ["--no-progress"])]
+    common = ["--shots", "0", "5", *rest]
     steps = [
         ["eval", "--model", MINI_NAME, "--output", str(out / "letter"), *common],
-        ["eval", "--model", MINI_NAME, "--mode", "ppl", "--output", str(out / "ppl"), "--shots", "0",
-         *common[2:]],  # ppl at 0-shot only: four continuations per item, 5-shot would double the job's time
+        ["eval", "--model", MINI_NAME, "--mode", "ppl", "--output", str(out / "ppl"), "--shots", "0", *rest],  # ppl at 0-shot only: four continuations per item, 5-shot would double the job's time
         ["eval", "--model", TINY_RANDOM_NAME, "--output", str(out / "letter"), *common],
     ]
     for argv in steps:
@@ -128,7 +128,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", "--out", dest="out", default="results/ladder", help="folder for every result (default %(default)s)")
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
                         help="first N test items per task (default %(default)s; 0 = all 19,748 questions, about 40 minutes on 2 cores)")
-    parser.add_argument("--with-ceiling", action="store_true", help="add the shortcut-ceiling row (the combined knowledge-free predictor)")
+    parser.add_argument("--no-ceiling", action="store_true", help="leave out the shortcut-ceiling row (the combined knowledge-free predictor)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--record", action="store_true", help="write the figures into the shipped mini-LM's folder (maintainers)")
 
@@ -136,7 +136,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.limit < 0:
         raise AncientBenchError(f"--limit must be >= 0, got {args.limit}")
-    rc = ladder(args.out, limit=args.limit or None, with_ceiling=args.with_ceiling, progress=not args.no_progress)
+    rc = ladder(args.out, limit=args.limit or None, with_ceiling=not args.no_ceiling, progress=not args.no_progress)
     if rc == 0 and args.record:
         print(f"recorded {write_record(args.out, args.limit or None)}")
     return rc

@@ -171,6 +171,10 @@ def table_rows(rows: list[Result], kind: str) -> tuple[list[tuple[str, str]], li
     return [(k, f"{zh} {en}") for k, zh, en in cols], out
 
 
+INCOMPLETE_NOTE = ("\\* Not every task scored in full (a `--limit` run, or tasks missing): the figures are over the items "
+                   "scored, not the full benchmark's.")
+
+
 def markdown_table(rows: list[Result], kind: str) -> str:
     headers, body = table_rows(rows, kind)
     cells = []
@@ -325,6 +329,8 @@ def build_report(results: list[Result], out: Path, *, n_resamples: int, seed: in
         incomplete |= any(not r.figures["complete"] for r in rows)
         title = setting_title(k)
         md += [f"## {title[0].upper() + title[1:]}", "", "### Competencies", "", markdown_table(rows, "competency"), "", "### Tasks", "", markdown_table(rows, "task"), ""]
+        if any(not r.data.get("complete", r.figures["complete"]) for r in rows):
+            md += [INCOMPLETE_NOTE, ""]
         tex += [latex_table(rows, "competency", f"AncientBench {title}: accuracy (\\%) per competency, 95\\% bootstrap interval.", f"ancientbench-{k}shot"), ""]
         tex += [latex_table(rows, "task", f"AncientBench {title}: accuracy (\\%) per task, 95\\% bootstrap interval.", f"ancientbench-{k}shot-tasks"), ""]
         calib_rows = []
