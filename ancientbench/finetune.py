@@ -261,8 +261,10 @@ def finetune(
     from .models import causal_lm_from_pretrained
     from .tiny import TINY_RANDOM_NAME, tiny_random_path
 
-    # the built-in smoke model trains from its cached folder; the base evaluation still names it tiny-random
-    model_path = str(tiny_random_path()) if model == TINY_RANDOM_NAME else model
+    from .mini import MINI_NAME, mini_path
+
+    # the built-in models train from their folders; the base evaluation still names them (tiny-random, ancientbench-mini)
+    model_path = str(tiny_random_path()) if model == TINY_RANDOM_NAME else str(mini_path()) if model == MINI_NAME else model
     output = Path(output)
     ckpt_dir = output / "checkpoints"
     final_dir = output / (name or default_name(model))

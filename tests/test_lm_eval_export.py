@@ -149,3 +149,15 @@ def test_scores_from_lm_eval_flags_limited_runs():
     limited = {"results": {"ancientbench_cloze": {"acc,none": 0.5}}, "n-samples": {"ancientbench_cloze": {"original": 4000, "effective": 4}}}
     r = lm_eval_export.scores_from_lm_eval(limited)
     assert r["limited"] == {"cloze": {"effective": 4, "original": 4000}} and r["complete"] is False
+
+
+def test_exporting_into_a_used_folder_leaves_no_stale_task(tmp_path, fixture_data):
+    from ancientbench.publish.lm_eval_export import export
+
+    out = tmp_path / "tasks"
+    export(out, data=fixture_data, tasks=["radical", "cloze"])
+    assert (out / "ancientbench_radical.yaml").is_file() and (out / "data" / "radical").is_dir()
+    export(out, data=fixture_data, tasks=["cloze"])
+    assert sorted(p.name for p in out.glob("*.yaml")) == ["_ancientbench.yaml", "_ancientbench_competency_context.yaml",
+                                                          "ancientbench_cloze.yaml"]
+    assert sorted(p.name for p in (out / "data").iterdir()) == ["cloze"]

@@ -164,6 +164,17 @@ def export(
             dump(f"_{competency_group(comp)}", _group(competency_group(comp), members))
             groups.append(competency_group(comp))
     dump(f"_{GROUP}", _group(GROUP, groups))
+    # a folder exported before (other --tasks, a Hub export) keeps no YAML or data copy of ours that this one did not
+    # write: lm-eval loads every YAML it finds there
+    kept = {p.name for p in written.values()}
+    for old in [*out.glob(f"{TASK_PREFIX}*.yaml"), *out.glob(f"_{TASK_PREFIX}*.yaml"), out / f"_{GROUP}.yaml"]:
+        if old.is_file() and old.name not in kept:
+            old.unlink()
+    for old in (out / "data").glob("*") if (out / "data").is_dir() else ():
+        if old.is_dir() and (hub_id or old.name not in present):
+            shutil.rmtree(old)
+    if hub_id and (out / f"{LOADER_MODULE}.py").is_file():
+        (out / f"{LOADER_MODULE}.py").unlink()
     return written
 
 
