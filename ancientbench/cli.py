@@ -85,6 +85,12 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # a user path that cannot be read or written (permissions, disk full, a file for a folder)
+        if os.environ.get("ANCIENTBENCH_DEBUG") or e.filename is None:
+            raise
+        where = f"{e.filename}" + (f" -> {e.filename2}" if e.filename2 else "")
+        print(f"error: {where}: {e.strerror or e}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted: everything scored so far is saved; run the same command again to resume", file=sys.stderr)
         return 130

@@ -160,3 +160,11 @@ def test_every_command_writing_a_folder_takes_output_and_out():
             assert {"--output", "--out"} <= flags, command
             takes.append(command)
     assert len(takes) == 10
+
+
+def test_an_unwritable_destination_is_one_line(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["tiny-model", str(blocker / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and str(blocker) in err and "Traceback" not in err and len(err.splitlines()) == 1
