@@ -235,3 +235,17 @@ def test_all_config_holds_every_task():
     ds = datasets.load_dataset(ancientbench.DATASET_PATH, card.ALL_CONFIG, split="test")
     assert ds.num_rows == sum(len(load_split(DATASET, t, "test")) for t in PRESENT)
     assert sorted(set(ds["task"])) == sorted(PRESENT)
+
+
+def test_annotations_creators_name_the_team_written_items():
+    from ancientbench import DATASET_PATH
+    from ancientbench.publish.card import annotations_creators, read_folder
+
+    rows = read_folder(DATASET_PATH)
+    team = sum(TEAM in r["source"] for splits in rows.values() for items in splits.values() for r in items)
+    assert team > 1000 and annotations_creators(rows) == ["machine-generated", "other"]
+    only_built = {"radical": rows["radical"]}
+    assert annotations_creators(only_built) == ["machine-generated"]
+
+
+TEAM = "team-curated"

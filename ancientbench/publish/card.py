@@ -30,7 +30,15 @@ LICENSE = "apache-2.0"
 TASK_CATEGORIES = ("multiple-choice", "question-answering")
 TASK_IDS = ("multiple-choice-qa",)
 TAGS = ("classical-chinese", "ancient-chinese", "excavated-documents", "benchmark", "evaluation")
-ANNOTATIONS_CREATORS = ("machine-generated",)  # built from dictionaries by code, or written by the (AI) team: see Limitations
+TEAM_SOURCE = "team-curated"  # the `source` of an item the team wrote and reviewers answered blind
+
+
+def annotations_creators(rows: dict) -> list[str]:
+    """From the items themselves: machine-generated (built from dictionaries by code) and, when any item was
+    written by the team (source ``… team-curated``), other (the team is AI-assisted: see Limitations)."""
+    sources = [r["source"] for splits in rows.values() for items in splits.values() for r in items]
+    out = ["machine-generated"] if any(TEAM_SOURCE not in s for s in sources) else []
+    return out + (["other"] if any(TEAM_SOURCE in s for s in sources) else [])
 ALL_CONFIG = "all"
 # Hub size buckets, by total rows over all configs and splits
 _SIZE_BUCKETS = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"))
@@ -74,7 +82,7 @@ def render_yaml(folder: str | Path, rows: dict | None = None) -> str:
     total = sum(len(r) for splits in rows.values() for r in splits.values())
     default = DEFAULT_CONFIG if DEFAULT_CONFIG in configs else (configs[0] if configs else None)
     out = ["---", f"pretty_name: {PRETTY_NAME}", f"license: {LICENSE}", "language:", "- zh", "- lzh"]
-    out += ["language_creators:", "- found", "annotations_creators:", *[f"- {c}" for c in ANNOTATIONS_CREATORS]]
+    out += ["language_creators:", "- found", "annotations_creators:", *[f"- {c}" for c in annotations_creators(rows)]]
     out += ["source_datasets:", "- original", "multilinguality:", "- monolingual"]
     out += ["task_categories:", *[f"- {c}" for c in TASK_CATEGORIES]]
     out += ["task_ids:", *[f"- {c}" for c in TASK_IDS], "size_categories:", f"- {size_category(total)}"]
