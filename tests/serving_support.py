@@ -270,3 +270,71 @@ class StubServer:
                         stub.in_flight -= 1
 
         return Handler
+
+
+class HoldingProxy:
+    """A forwarding proxy on 127.0.0.1 in front of an OpenAI-compatible server that answers the first ``answer``
+    completion requests and holds every later one until :meth:`release`: a run behind it stops at a known point,
+    so an interrupt test never races the run's end. ``held`` is set once a request is being held."""
+
+    def __init__(self, upstream: str, answer: int):
+        import urllib.request
+
+        self.upstream = upstream.rstrip("/")
+        self.answer = answer
+        self.answered = 0
+        self.held = threading.Event()
+        self._release = threading.Event()
+        self._lock = threading.Lock()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _forward(self, body: bytes | None):
+                if body is not None and self.path.endswith("completions"):
+                    with proxy._lock:
+                        proxy.answered += 1
+                        hold = proxy.answered > proxy.answer
+                    if hold:
+                        proxy.held.set()
+                        proxy._release.wait(timeout=60)
+                url = proxy.upstream + self.path.removeprefix("/v1")
+                req = urllib.request.Request(url, data=body, method=self.command,
+                                             headers={"Content-Type": "application/json"})
+                try:
+                    with urllib.request.urlopen(req, timeout=60) as resp:
+                        status, payload = resp.status, resp.read()
+                except urllib.error.HTTPError as e:
+                    status, payload = e.code, e.read()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except OSError:  # the client went away (interrupted)
+                    pass
+
+            def do_GET(self):
+                self._forward(None)
+
+            def do_POST(self):
+                self._forward(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def release(self) -> None:
+        self._release.set()
+
+    def __enter__(self) -> "HoldingProxy":
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+        self.server.shutdown()
+        self.server.server_close()

@@ -22,7 +22,7 @@ import pytest
 
 pytest.importorskip("openai", reason="the openai backend needs the [serve] extra (pip install 'ancientbench[serve]')")
 
-from serving_support import StubServer, TransformersServe, model_scorer  # noqa: E402
+from serving_support import HoldingProxy, StubServer, TransformersServe, model_scorer  # noqa: E402
 from support import FIXTURE_CHARS, REPO_ROOT, read_jsonl  # noqa: E402
 
 from ancientbench.cli import main  # noqa: E402
@@ -65,21 +65,20 @@ def test_generate_end_to_end_with_interrupted_run_resumed(served, fixture_data, 
     assert results["setting"]["backend"] == "openai" and results["setting"]["mode"] == "generate"
     assert all("extraction_failure_rate" in t for t in results["tasks"].values())
 
-    # the same run, one request at a time, interrupted with Ctrl-C once a few predictions are on disk
+    # the same run, one request at a time, interrupted with Ctrl-C while the server holds its 4th request (a proxy
+    # answers 3 and holds the rest: the interrupt lands at a known point, never after the run has finished)
     out = tmp_path / "interrupted"
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "ancientbench.cli", *common, "--output", str(out),
-                             "--concurrency", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    preds = out / full_dir.name / "predictions_0shot.jsonl"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if preds.is_file() and len(preds.read_text(encoding="utf-8").splitlines()) >= 3:
-            proc.send_signal(signal.SIGINT)
-            break
-        time.sleep(0.02)
-    _, err = proc.communicate(timeout=120)
+    with HoldingProxy(served.base_url, answer=3) as proxy:
+        args = [a if a != served.base_url else proxy.base_url for a in common]
+        proc = subprocess.Popen([sys.executable, "-m", "ancientbench.cli", *args, "--output", str(out),
+                                 "--concurrency", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proxy.held.wait(timeout=120), "the run never reached its 4th request"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert "run the same command again to resume" in err
+    preds = out / full_dir.name / "predictions_0shot.jsonl"
     kept = read_jsonl(preds)
     assert 3 <= len(kept) < 35
 
