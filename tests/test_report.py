@@ -316,3 +316,22 @@ def test_rows_marked_incomplete_get_their_footnote(runs, tmp_path):
     md = (out / "report.md").read_text(encoding="utf-8")
     assert re.search(r"\| \S.* \* \|", md)  # the fixture runs do not hold all ten tasks: marked
     assert report.INCOMPLETE_NOTE in md
+
+
+def test_ai_examinee_answers_follow_the_option_text_across_rebuilds(tmp_path):
+    from ancientbench.reports.reference import ai_examinee
+
+    probe = tmp_path / "probes" / "2026-01-01-cloze-full"
+    probe.mkdir(parents=True)
+    (probe / "key.json").write_text(json.dumps({"task": "cloze", "items": {
+        "q001": {"id": "cloze-1", "perm": "BCDA", "gold": "D"},
+        "q002": {"id": "cloze-2", "perm": "ABCD", "gold": "A"}}}), encoding="utf-8")
+    (probe / "quiz.md").write_text("# Quiz\n\n## q001\nQ\nA. 乙\nB. 丙\nC. 丁\nD. 甲\n\n## q002\nQ\nA. 子\nB. 丑\nC. 寅\nD. 卯\n",
+                                   encoding="utf-8")
+    (probe / "answers.jsonl").write_text('{"qid": "q001", "answer": "D"}\n{"qid": "q002", "answer": "A"}\n', encoding="utf-8")
+    # the current build shows item 1's options in another order (key 甲 now at C); item 2's options changed
+    rows = {"cloze": [{"id": "cloze-1", "task": "cloze", "A": "丙", "B": "乙", "C": "甲", "D": "丁", "answer": "C"},
+                      {"id": "cloze-2", "task": "cloze", "A": "子", "B": "丑", "C": "寅", "D": "辰", "answer": "A"}]}
+    out = ai_examinee(rows, tmp_path / "probes")
+    picked, letters, detail = out["cloze"]
+    assert [r["id"] for r in picked] == ["cloze-1"] and letters == ["C"] and detail["left_out_changed_or_gone"] == 1

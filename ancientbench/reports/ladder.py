@@ -6,7 +6,8 @@ Runs, into ``--out`` (default ``results/ladder``), each step resumable as ``eval
    likelihood), 0-shot, on the first ``--limit`` test items of every task (default 200; ``--limit 0`` for all 19,748);
 2. ``eval`` of ``tiny-random`` (letter mode, 0- and 5-shot, the same items): the random-weight smoke model;
 3. the knowledge-free reference rows on the same items (:mod:`ancientbench.reports.reference`): chance and the
-   Mandarin reader and the shortcut ceiling (every strategy, two models, 5-fold; ``--no-ceiling`` skips it);
+   Mandarin reader and the shortcut ceiling (every strategy, two models, 5-fold; ``--no-ceiling`` skips it), and the
+   AI examinee row from the full-question probe records (its own sample of items, outside the pipeline);
 4. ``report`` over all of them (Table-2-shaped tables with intervals, plots) into ``<out>/report``, printed, and
    ``compare`` of the mini-LM against tiny-random per shot setting (paired, ``<out>/compare_<mode>_<k>shot.json``);
 5. with ``--record``: the figures as ``results.json`` in the shipped mini-LM's folder (:func:`record`), from which
@@ -44,7 +45,7 @@ def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_ceiling: 
         print(f"$ ancientbench {' '.join(argv)}", file=sys.stderr, flush=True)
         if main(argv) != 0:
             raise AncientBenchError(f"ladder: `ancientbench {' '.join(argv)}` failed (see above); rerun to resume")
-    rows = ["chance", "mandarin-reader"] + (["shortcut-ceiling"] if with_ceiling else [])
+    rows = ["chance", "mandarin-reader", "ai-examinee"] + (["shortcut-ceiling"] if with_ceiling else [])
     write_reference_rows(out / "reference", rows=rows, limit=limit or None, log=lambda m: None)
     for mode, k in (("letter", 0), ("letter", 5), ("ppl", 0)):
         mini = next((out / mode).glob(f"{MINI_NAME}*/results_{k}shot.json"))  # ppl runs go to <name>-ppl/
@@ -90,7 +91,9 @@ def render_markdown(rec: dict) -> str:
              f"({'all items' if not n else f'{10 * n:,} questions'}); accuracy in %, 95% bootstrap intervals over items. "
              "Letter mode is the paper's scoring, ppl mode option likelihood. Reference rows know no ancient Chinese: "
              "Chance is a seeded uniform guess, Mandarin reader the best Mandarin-reading rule per task, Shortcut "
-             "ceiling (when present) the combined knowledge-free predictor.", ""]
+             "ceiling the combined knowledge-free predictor. The AI examinee row is not knowledge-free and not from the "
+             "pipeline: blind AI examinees' full-question answers from the probe records, on their own sample of items "
+             "(n per task in the report; only four tasks were probed with the full question).", ""]
     for k, rows in sorted(rec["settings"].items(), key=lambda kv: int(kv[0])):
         lines += [f"**{k}-shot**", "", "| row | " + " | ".join(c for c in COMPETENCIES) + " | average |",
                   "|---|" + "---:|" * (len(COMPETENCIES) + 1)]

@@ -10,6 +10,10 @@ Three "models" that know no ancient Chinese, each answering every test item of t
   strategy and option feature, the better of logistic regression and gradient-boosted trees, 5-fold
   cross-validated): what an examinee who reads only shortcut cues can reach.
 
+And one row that is not knowledge-free: ``AI examinee (full question, sample)``, the full-question blind-probe
+answers of the probe records (``curated/probes/*-full*``), mapped back through each quiz's option permutation onto
+the current items; only the sampled items, and only those whose key is unchanged since the probe.
+
 Each goes to ``<out>/<slug>/results_<k>shot.json`` with ``predictions_<k>shot.jsonl`` beside it, for k in
 ``--shots`` (the rows do not read exemplars, so every shot setting holds the same predictions).
 """
@@ -27,11 +31,14 @@ from ..aggregate import aggregate
 from ..tasks import LETTERS, TASK_BY_NAME, TASK_NAMES
 
 REFERENCE_VERSION = "1"
-ROWS = {"chance": "Chance", "mandarin-reader": "Mandarin reader", "shortcut-ceiling": "Shortcut ceiling"}
+ROWS = {"chance": "Chance", "mandarin-reader": "Mandarin reader", "shortcut-ceiling": "Shortcut ceiling",
+        "ai-examinee": "AI examinee (full question, sample)"}
 DESCRIPTIONS = {
     "chance": "a seeded uniform guess per item",
     "mandarin-reader": "per task, the best Mandarin-reading rule of ancientbench.quality.strategies (ties drawn, seeded)",
     "shortcut-ceiling": "the combined knowledge-free predictor (ancientbench.quality.combined), 5-fold cross-validated",
+    "ai-examinee": "answers of blind AI examinees (full question, options reshuffled) from the probe records, outside "
+                   "the pipeline; only the sampled items, latest round per item, items unchanged since",
 }
 
 
@@ -65,6 +72,50 @@ def _ceiling(rows: list[dict], ctx) -> tuple[list[str], dict]:
     names = [n for n in STRATEGIES if n not in TASK_BY_NAME[task].answer_rule]
     r = combined_predictor(rows, ctx, names)
     return r["predictions"], {"model": r["best_model"], "models": r["models"]}
+
+
+def _quiz_options(path: Path) -> dict[str, list[str]]:
+    """qid -> the four option texts, A-D, as the quiz showed them (``quiz.md`` of a probe record)."""
+    out: dict[str, list[str]] = {}
+    qid = None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## q"):
+            qid = line[3:].strip()
+            out[qid] = []
+        elif qid and len(line) > 3 and line[0] in LETTERS and line[1:3] == ". ":
+            out[qid].append(line[3:])
+    return out
+
+
+def ai_examinee(tests: dict[str, list[dict]], probes_dir: Path | None = None) -> dict[str, tuple[list[dict], list[str], dict]]:
+    """Per task: (current rows answered in a full-question probe, the examinee's answers as dataset letters, detail).
+
+    An answer is carried over by its option *text* (rebuilds reorder options): an item counts only when its four
+    option texts are still the ones the quiz showed; later rounds win over earlier ones."""
+    probes_dir = probes_dir or Path(__file__).resolve().parents[1] / "curated" / "probes"
+    by_id = {r["id"]: r for rows in tests.values() for r in rows}
+    answers: dict[str, tuple[str | None, str]] = {}  # item id -> (dataset letter answered, probe folder)
+    stale: dict[str, int] = {}
+    folders = [p for p in probes_dir.glob("*-full*") if all((p / f).is_file() for f in ("key.json", "answers.jsonl", "quiz.md"))]
+    for folder in sorted(folders):
+        key = json.loads((folder / "key.json").read_text(encoding="utf-8"))
+        shown = _quiz_options(folder / "quiz.md")
+        given = {a["qid"]: a.get("answer") for a in map(json.loads, filter(str.strip, (folder / "answers.jsonl").read_text(encoding="utf-8").splitlines()))}
+        for qid, q in key["items"].items():
+            row, texts = by_id.get(q["id"]), shown.get(qid, [])
+            if row is None or len(texts) != 4 or sorted(texts) != sorted(row[x] for x in LETTERS):
+                stale[key["task"]] = stale.get(key["task"], 0) + 1  # gone, or its options changed since the probe
+                continue
+            a = given.get(qid)
+            letter = next(x for x in LETTERS if row[x] == texts[LETTERS.index(a)]) if a in LETTERS else None
+            answers[q["id"]] = (letter, folder.name)
+    out = {}
+    for task, rows in tests.items():
+        picked = [r for r in rows if r["id"] in answers]
+        if picked:
+            out[task] = (picked, [answers[r["id"]][0] for r in picked],
+                         {"probes": sorted({answers[r["id"]][1] for r in picked}), "left_out_changed_or_gone": stale.get(task, 0)})
+    return out
 
 
 def _atomic(path: Path, text: str) -> None:
@@ -129,6 +180,11 @@ def write_reference_rows(out: str | Path, data: str | Path | None = None, *, row
     out = Path(out)
     written: list[Path] = []
     for slug in rows or list(ROWS):
+        if slug == "ai-examinee":  # its own sample of items, whatever the limit
+            full = {t: load_split(root, t, "test") for t in TASK_NAMES}
+            per_task = ai_examinee(full)
+            written += write_row(out, slug, per_task, sha, "ancientbench" if data is None else str(root), list(shots), seed)
+            continue
         per_task = {}
         for t, task_rows in tests.items():
             if slug == "chance":
