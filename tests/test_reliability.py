@@ -613,3 +613,25 @@ def test_set_asides_within_one_second_never_overwrite(tmp_path, monkeypatch):
         kept += store._set_aside()
     assert len({p.name for p in kept}) == 3
     assert sorted(json.loads(p.read_text())["run"] for p in kept) == [0, 1, 2]
+
+
+@case("resume", "a stored prediction hand-edited to `pred: \"Z\"` or `logprobs: [1, 2]`",
+      "never reused: a warning names it as malformed and the item is scored again; the file ends valid")
+def test_malformed_stored_records_are_scored_again(tmp_path, fixture_data, tiny_qwen2):
+    from ancientbench.evaluation import evaluate_model
+    from ancientbench.reports.results import read_predictions
+
+    kw = dict(data=fixture_data, tasks=["cloze"], shots=0, limit=3, output_dir=tmp_path / "out", progress=False,
+              device="cpu", dtype="float32")
+    model = tiny_qwen2.info["name_or_path"]
+    first = evaluate_model(model, **kw)[0]
+    path = Path(first["predictions_file"])
+    recs = read_jsonl(path)
+    recs[0]["pred"], recs[1]["logprobs"] = "Z", [1, 2]
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    with pytest.warns(UserWarning, match="malformed"):
+        again = evaluate_model(model, **kw)[0]
+    assert again["timing"]["items_scored"] == 2 and again["timing"]["items_resumed"] == 1
+    fixed = read_predictions(path)
+    assert [r["pred"] for r in fixed] == [r["pred"] for r in read_jsonl(path)] and all(r["pred"] in "ABCD" for r in fixed)
+    assert (again["tasks"], again["average"]) == (first["tasks"], first["average"])

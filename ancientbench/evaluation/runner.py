@@ -335,7 +335,8 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
                 warnings.warn(
                     f"{pred_file}: {len(stale)} stored prediction(s) were made for other items or few-shot "
                     f"exemplars under the same id (question, options, answer or another field changed, other "
-                    f"exemplars, or written before items were hashed): {shown}; scoring them again",
+                    f"exemplars, or written before items were hashed), or are malformed (a prediction that is no "
+                    f"letter, log-probabilities that are not four numbers): {shown}; scoring them again",
                     stacklevel=3,
                 )
         if procs.num_processes > 1:

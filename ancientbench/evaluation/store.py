@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import time
 import warnings
@@ -43,9 +44,23 @@ def fewshot_sha256(exemplars: Sequence[Mapping[str, str]], shots: int) -> str:
 
 
 def _matches(record: dict | None, expected: tuple[str, str] | None) -> bool:
-    """Whether a stored record was made for exactly this item and exemplar set (records without hashes never are)."""
+    """Whether a stored record was made for exactly this item and exemplar set (records without hashes never are)
+    and is well-formed enough to be reported (:func:`well_formed`)."""
     return (record is not None and expected is not None
-            and (record.get("item_sha256"), record.get("fewshot_sha256")) == expected)
+            and (record.get("item_sha256"), record.get("fewshot_sha256")) == expected and well_formed(record))
+
+
+def _numbers(value, n: int) -> bool:
+    return isinstance(value, list) and len(value) == n and all(
+        v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)) for v in value)
+
+
+def well_formed(record: dict) -> bool:
+    """A stored record ``report`` would accept: ``pred`` a letter or null, log-probabilities four finite numbers
+    (or nulls) where present. Anything else (``pred: "Z"``, a hand-edited line) is scored again, never reused."""
+    if record.get("pred") is not None and record.get("pred") not in ("A", "B", "C", "D"):
+        return False
+    return all(record.get(k) is None or _numbers(record.get(k), 4) for k in ("logprobs", "option_logprobs"))
 
 
 # --------------------------------------------------------------------------------------------- storage
