@@ -592,9 +592,6 @@ def test_reliability_table_is_current():
         "docs/reliability.md is out of date: run python tests/test_reliability.py"
 
 
-if __name__ == "__main__":
-    DOC.write_text(render_table(), encoding="utf-8")
-    print(f"wrote {DOC} ({len(CASES)} cases)")
 
 
 @case("resume", "two changes of settings within one second",
@@ -635,3 +632,8 @@ def test_malformed_stored_records_are_scored_again(tmp_path, fixture_data, tiny_
     fixed = read_predictions(path)
     assert [r["pred"] for r in fixed] == [r["pred"] for r in read_jsonl(path)] and all(r["pred"] in "ABCD" for r in fixed)
     assert (again["tasks"], again["average"]) == (first["tasks"], first["average"])
+
+
+if __name__ == "__main__":
+    DOC.write_text(render_table(), encoding="utf-8")
+    print(f"wrote {DOC} ({len(CASES)} cases)")
