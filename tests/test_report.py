@@ -335,3 +335,15 @@ def test_ai_examinee_answers_follow_the_option_text_across_rebuilds(tmp_path):
     out = ai_examinee(rows, tmp_path / "probes")
     picked, letters, detail = out["cloze"]
     assert [r["id"] for r in picked] == ["cloze-1"] and letters == ["C"] and detail["left_out_changed_or_gone"] == 1
+
+
+def test_ladder_markdown_renders_rows_missing_whole_competencies():
+    from ancientbench.reports.ladder import render_markdown
+
+    full = {"score": 0.25, "ci": [0.2, 0.3]}
+    rows = [{"label": "m", "competencies": {c: full for c in ("glyph", "pronunciation", "meaning", "context")},
+             "average": full, "tasks": {"cloze": {"accuracy": 0.25}}},
+            {"label": "sample", "competencies": {"context": {"score": 1.0, "ci": [1.0, 1.0]}},
+             "average": {"score": 1.0, "ci": [1.0, 1.0]}, "tasks": {"cloze": {"accuracy": 1.0}}}]
+    md = render_markdown({"limit_per_task": 200, "settings": {"0": rows}, "compare_with_tiny_random": {}})
+    assert "| sample | - | - | - | 100.0 [100.0, 100.0] | 100.0 [100.0, 100.0] |" in md

@@ -98,8 +98,10 @@ def render_markdown(rec: dict) -> str:
         lines += [f"**{k}-shot**", "", "| row | " + " | ".join(c for c in COMPETENCIES) + " | average |",
                   "|---|" + "---:|" * (len(COMPETENCIES) + 1)]
         for r in rows:
-            cells = [f"{_pct(r['competencies'][c]['score'])} {_ci(r['competencies'][c]['ci'])}" for c in COMPETENCIES]
-            lines.append(f"| {r['label']} | " + " | ".join(cells) + f" | {_pct(r['average']['score'])} {_ci(r['average']['ci'])} |")
+            comp = r["competencies"]  # a sampled row (the AI examinee) may lack whole competencies
+            cells = [f"{_pct(comp.get(c, {}).get('score'))} {_ci(comp.get(c, {}).get('ci'))}".strip() for c in COMPETENCIES]
+            avg = r["average"] or {}
+            lines.append(f"| {r['label']} | " + " | ".join(cells) + f" | {_pct(avg.get('score'))} {_ci(avg.get('ci'))} |".replace(" - |", " - |"))
         lines += ["", "| row | " + " | ".join(TASK_NAMES) + " |", "|---|" + "---:|" * len(TASK_NAMES)]
         for r in rows:
             lines.append(f"| {r['label']} | " + " | ".join(_pct(r["tasks"].get(t, {}).get("accuracy")) for t in TASK_NAMES) + " |")
