@@ -258,10 +258,9 @@ def finetune(
     from transformers import AutoTokenizer, DataCollatorForSeq2Seq, Trainer
 
     from .finetune_data import KIND_NAMES, FinetuneDataError, load_pairs
+    from .mini import MINI_NAME, mini_path
     from .models import causal_lm_from_pretrained
     from .tiny import TINY_RANDOM_NAME, tiny_random_path
-
-    from .mini import MINI_NAME, mini_path
 
     # the built-in models train from their folders; the base evaluation still names them (tiny-random, ancientbench-mini)
     model_path = str(tiny_random_path()) if model == TINY_RANDOM_NAME else str(mini_path()) if model == MINI_NAME else model

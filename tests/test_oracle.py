@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import math
 import random
-from pathlib import Path
 
 import pytest
 from support import read_jsonl

@@ -40,7 +40,6 @@ reasoning models require).
 from __future__ import annotations
 
 import math
-
 import os
 import threading
 from collections import Counter

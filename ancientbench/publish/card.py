@@ -14,8 +14,8 @@ prose written by hand and kept as it is when the card is regenerated.
 
 from __future__ import annotations
 
-import json
 import argparse
+import json
 import re
 import sys
 from collections import Counter

@@ -42,7 +42,6 @@ def wilson(correct: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 def _within_item(values):
     """Per-item centring and rank of a (items, 4) array."""
-    import numpy as np
 
     centred = values - values.mean(axis=1, keepdims=True)
     rank = values.argsort(axis=1).argsort(axis=1).astype(float)
