@@ -110,3 +110,10 @@ def test_training_resumes_to_the_same_weights(tmp_path, monkeypatch):
     assert (tmp_path / "out-a" / "README.md").is_file() and (tmp_path / "out-a" / "loss_curve.png").is_file()
     with pytest.raises(train.TrainMiniError, match="other settings"):
         train.train(tmp_path / "a", tmp_path / "out-a", sources, dict(SMALL, steps=7), threads=1, log=lambda m: None)
+
+
+def test_the_shipped_card_is_rendered_from_its_records():
+    from ancientbench.mini.card import render_card
+
+    assert (MINI_PATH / "README.md").read_text(encoding="utf-8") == render_card(MINI_PATH), \
+        "the mini-LM card is out of date: python -c 'from ancientbench.mini.card import write_card; from ancientbench.mini import MINI_PATH; write_card(MINI_PATH)'"

@@ -1,5 +1,5 @@
 """The mini-LM's model card (``README.md`` in its folder), rendered from ``training.json`` and, when present,
-``results.json`` (its benchmark results beside the reference rows, written by ``scripts/reference_results.py``)."""
+``results.json`` (its benchmark results beside the reference rows, written by ``ancientbench ladder --record``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from . import MINI_NAME
 
 def _results_section(results: dict | None) -> str:
     if not results:
-        return "Not measured yet: run `python scripts/reference_results.py`.\n"
+        return "Not measured yet: run `ancientbench ladder --record`.\n"
     return results.get("markdown", "").rstrip() + "\n"
 
 
