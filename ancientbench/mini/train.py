@@ -42,9 +42,9 @@ class TrainMiniError(AncientBenchError, RuntimeError):
 
 
 def _write_json(path: Path, obj) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    from ..evaluation.store import _atomic_write
+
+    _atomic_write(path, json.dumps(obj, ensure_ascii=False, indent=1) + "\n")
 
 
 def prepare_corpus(work: Path, sources_dir: Path) -> tuple[list[str], dict]:

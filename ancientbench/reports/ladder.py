@@ -101,7 +101,7 @@ def render_markdown(rec: dict) -> str:
             comp = r["competencies"]  # a sampled row (the AI examinee) may lack whole competencies
             cells = [f"{_pct(comp.get(c, {}).get('score'))} {_ci(comp.get(c, {}).get('ci'))}".strip() for c in COMPETENCIES]
             avg = r["average"] or {}
-            lines.append(f"| {r['label']} | " + " | ".join(cells) + f" | {_pct(avg.get('score'))} {_ci(avg.get('ci'))} |".replace(" - |", " - |"))
+            lines.append(f"| {r['label']} | " + " | ".join(cells) + f" | {_pct(avg.get('score'))} {_ci(avg.get('ci'))} |")
         lines += ["", "| row | " + " | ".join(TASK_NAMES) + " |", "|---|" + "---:|" * len(TASK_NAMES)]
         for r in rows:
             lines.append(f"| {r['label']} | " + " | ".join(_pct(r["tasks"].get(t, {}).get("accuracy")) for t in TASK_NAMES) + " |")

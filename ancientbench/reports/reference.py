@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 from datetime import datetime, timezone
 from pathlib import Path
@@ -118,16 +117,11 @@ def ai_examinee(tests: dict[str, list[dict]], probes_dir: Path | None = None) ->
     return out
 
 
-def _atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def write_row(out: Path, slug: str, per_task: dict[str, tuple[list[dict], list[str], dict]], files_sha256: dict,
               data_path: str, shots: list[int], seed: int) -> list[Path]:
     """One reference row's results and predictions files, in the format ``ancientbench eval`` writes."""
     from .. import __version__
+    from ..evaluation.store import _atomic_write
     from ..tasks import DATASET_VERSION
 
     folder = out / slug
@@ -138,7 +132,7 @@ def write_row(out: Path, slug: str, per_task: dict[str, tuple[list[dict], list[s
     written = []
     for k in shots:
         pf = folder / f"predictions_{k}shot.jsonl"
-        _atomic(pf, "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in preds))
+        _atomic_write(pf, "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in preds))
         results = {
             "ancientbench_version": __version__,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -158,7 +152,7 @@ def write_row(out: Path, slug: str, per_task: dict[str, tuple[list[dict], list[s
                           "per_task": {t: detail for t, (_, _, detail) in per_task.items()}},
         }
         rf = folder / f"results_{k}shot.json"
-        _atomic(rf, json.dumps(results, ensure_ascii=False, indent=1) + "\n")
+        _atomic_write(rf, json.dumps(results, ensure_ascii=False, indent=1) + "\n")
         written.append(rf)
     return written
 
@@ -174,14 +168,14 @@ def write_reference_rows(out: str | Path, data: str | Path | None = None, *, row
     from ..schema import load_split, split_file
 
     root = Path(data) if data is not None else Path(DATASET_PATH)
-    tests = {t: load_split(root, t, "test")[:limit] for t in TASK_NAMES}
+    full = {t: load_split(root, t, "test") for t in TASK_NAMES}
+    tests = {t: rows[:limit] for t, rows in full.items()}
     sha = {f"{t}/test.jsonl": file_sha256(split_file(root, t, "test")) for t in TASK_NAMES}
     freq = corpus_frequencies() or self_frequencies([r for rs in tests.values() for r in rs])
     out = Path(out)
     written: list[Path] = []
     for slug in rows or list(ROWS):
         if slug == "ai-examinee":  # its own sample of items, whatever the limit
-            full = {t: load_split(root, t, "test") for t in TASK_NAMES}
             per_task = ai_examinee(full)
             written += write_row(out, slug, per_task, sha, "ancientbench" if data is None else str(root), list(shots), seed)
             continue
