@@ -36,6 +36,11 @@ def _key_value(value: str) -> tuple[str, str]:
     return key, val
 
 
+SERVER_DEFAULTS = {"base_url": None, "api_key_env": None, "concurrency": 8, "timeout": 120.0, "max_retries": 5, "tokenizer": None}
+SERVER_FLAGS = {"base_url": "--base-url", "api_key_env": "--api-key-env", "concurrency": "--concurrency",
+                "timeout": "--timeout", "max_retries": "--max-retries", "tokenizer": "--tokenizer"}
+
+
 def add_arguments(parser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = ("backends:\n" + "\n".join(f"  {n:<12} {BACKEND_HELP.get(n, '')}" for n in BACKENDS)
@@ -81,9 +86,11 @@ def add_arguments(parser) -> None:
     server.add_argument("--base-url", default=None, help="the server's OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1")
     server.add_argument("--api-key-env", default=None, help="name of the environment variable holding the API key "
                                                             "(default OPENAI_API_KEY)")
-    server.add_argument("--concurrency", type=_positive_int, default=8, help="requests in flight at once (default 8)")
-    server.add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
-    server.add_argument("--max-retries", type=int, default=5, help="retries with backoff on 429/5xx/timeouts (default 5)")
+    server.add_argument("--concurrency", type=_positive_int, default=SERVER_DEFAULTS["concurrency"],
+                        help="requests in flight at once (default 8)")
+    server.add_argument("--timeout", type=float, default=SERVER_DEFAULTS["timeout"], help="seconds per request (default 120)")
+    server.add_argument("--max-retries", type=int, default=SERVER_DEFAULTS["max_retries"],
+                        help="retries with backoff on 429/5xx/timeouts (default 5)")
     server.add_argument("--tokenizer", default=None, help="a local tokenizer (Hub id or folder) to count prompt tokens with")
     parser.add_argument("--backend-option", type=_key_value, action="append", default=[], metavar="KEY=VALUE",
                         help="backend-specific option (repeatable)")
@@ -98,16 +105,12 @@ def backend_config(args) -> BackendConfig:
     )
 
 
-SERVER_FLAGS = {"base_url": "--base-url", "api_key_env": "--api-key-env", "concurrency": "--concurrency",
-                "timeout": "--timeout", "max_retries": "--max-retries", "tokenizer": "--tokenizer"}
-
-
-def ignored_flags(args, parser_defaults: dict) -> list[str]:
+def ignored_flags(args) -> list[str]:
     """Flags given on the command line that the chosen backend would ignore (server flags off a server backend;
     --backend-option on a backend that takes none)."""
     out = []
     if args.backend != "openai":
-        out += [flag for dest, flag in SERVER_FLAGS.items() if getattr(args, dest) != parser_defaults.get(dest)]
+        out += [flag for dest, flag in SERVER_FLAGS.items() if getattr(args, dest) != SERVER_DEFAULTS[dest]]
     if args.backend_option and args.backend not in ("openai", "vllm"):
         out.append("--backend-option")
     return out
@@ -123,8 +126,7 @@ def run(args) -> int:
     from .runner import evaluate_model
 
     warnings.formatwarning = lambda message, category, *a, **k: f"warning: {message}\n"  # no source lines on a CLI
-    unused = ignored_flags(args, {"base_url": None, "api_key_env": None, "concurrency": 8, "timeout": 120.0,
-                                  "max_retries": 5, "tokenizer": None})
+    unused = ignored_flags(args)
     if unused:
         raise AncientBenchError(f"{', '.join(unused)}: not used by --backend {args.backend} (server flags are for "
                               "--backend openai; --backend-option for openai and vllm); drop them or choose that backend")
