@@ -1102,7 +1102,7 @@ def run(args: argparse.Namespace) -> int:
         if (e.name or "").split(".")[0] not in BUILD_EXTRA_MODULES:
             raise
         raise MissingExtrasError(f"ancientbench finetune-data needs the build extras (module {e.name!r} is not "
-                                 f"installed): pip install ancientbench[build]") from None
+                                 f"installed): pip install 'ancientbench[build]'") from None
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -44,6 +44,7 @@ from pathlib import Path
 
 from .aggregate import aggregate
 from .errors import AncientBenchError
+from .fileio import atomic_write
 from .schema import DataError, load_question_file, read_jsonl, reject_duplicate_ids, split_file, validate_rows
 from .tasks import LETTERS, TASK_BY_NAME, TASK_NAMES
 
@@ -68,6 +69,31 @@ SECURITY_HEADERS = {
 
 class SessionError(AncientBenchError, ValueError):
     """A session that cannot start or resume; the message says what and where."""
+
+
+def _read_session(path: Path) -> dict:
+    """``session.json``, checked field by field (pydantic, strict): a corrupt or hand-edited file is one line."""
+    from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveInt, ValidationError
+
+    class Stored(BaseModel):
+        model_config = ConfigDict(strict=True, extra="allow")
+        version: int
+        created: str
+        data: str
+        data_sha256: str
+        n_per_task: PositiveInt
+        seed: NonNegativeInt
+        items: list[str]
+
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        Stored.model_validate(stored)
+    except (UnicodeDecodeError, json.JSONDecodeError, ValidationError) as err:
+        detail = str(err).splitlines()[0] if not isinstance(err, ValidationError) else "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'top level'}: {e['msg']}" for e in err.errors()[:3])
+        raise SessionError(f"{path}: not a valid quiz session ({detail}); move it away to start a new session "
+                           f"there, or use another --out") from None
+    return stored
 
 
 def _now() -> str:
@@ -122,13 +148,6 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 class HumanSession:
@@ -147,7 +166,7 @@ class HumanSession:
         self.token = secrets.token_urlsafe(24)  # per server start; the page carries it, other sites cannot read it
         self.resumed = self.session_file.is_file()
         if self.resumed:
-            stored = json.loads(self.session_file.read_text(encoding="utf-8"))
+            stored = _read_session(self.session_file)
             given_data = None if data is None else str(Path(data).resolve())
             for name, given in (("data", given_data), ("n_per_task", n_per_task), ("seed", seed)):
                 if given is not None and str(given) != str(stored[name]):
@@ -177,7 +196,7 @@ class HumanSession:
         self.index = {item_id: k for k, item_id in enumerate(self.plan)}
         self.folder.mkdir(parents=True, exist_ok=True)
         if not self.resumed:
-            _atomic_write(
+            atomic_write(
                 self.session_file,
                 json.dumps(
                     {"version": SESSION_VERSION, "created": self.created, "data": self.data_path, "data_sha256": self.data_sha256,
@@ -302,8 +321,8 @@ class HumanSession:
             "predictions_file": self.predictions_file.name,
             "human": {"seed": self.seed, "n_per_task": self.n_per_task, "planned": len(self.plan), "answered": len(answered), "finished": len(answered) == len(self.plan)},
         }
-        _atomic_write(self.predictions_file, "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in preds))
-        _atomic_write(self.results_file, json.dumps(results, ensure_ascii=False, indent=1) + "\n")
+        atomic_write(self.predictions_file, "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in preds))
+        atomic_write(self.results_file, json.dumps(results, ensure_ascii=False, indent=1) + "\n")
 
     def status(self) -> dict:
         return {"answered": len(self.answers), "planned": len(self.plan), "finished": len(self.answers) == len(self.plan),

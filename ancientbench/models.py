@@ -58,6 +58,10 @@ def select_device(device: str | None = None) -> str:
     import torch
 
     if device and device != "auto":
+        try:
+            torch.device(device)
+        except (RuntimeError, TypeError) as err:  # before any weight loads: "tpu", "cuda:x"
+            raise ModelError(f"unknown --device {device!r}; use auto, cpu, cuda, cuda:N, npu, mps") from err
         kind = device.split(":")[0]
         if kind == "cuda" and not torch.cuda.is_available():
             raise ModelError(f"device {device!r} requested but torch sees no CUDA device")
@@ -330,9 +334,21 @@ def load_model(
         kwargs["device_map"] = "auto"
     try:
         tokenizer = load_tokenizer(path, revision=revision, trust_remote_code=trust_remote_code)
-        model = causal_lm_from_pretrained(path, **kwargs)
     except OSError as err:  # transformers: not on the Hub, offline without a cached copy, files missing
         raise ModelNotFoundError(f"model {name!r} could not be loaded: {err}") from err
+    except Exception as err:  # a local folder's broken tokenizer.json/tokenizer_config.json: a user file, one line
+        if not Path(path).is_dir():
+            raise
+        raise ModelError(f"the tokenizer files in {name} could not be read ({type(err).__name__}: {err})") from err
+    try:
+        model = causal_lm_from_pretrained(path, **kwargs)
+    except OSError as err:
+        raise ModelNotFoundError(f"model {name!r} could not be loaded: {err}") from err
+    except Exception as err:  # a truncated or corrupt weights file/config.json of a local folder
+        if not Path(path).is_dir():
+            raise
+        raise ModelError(f"the weights or config in {name} could not be loaded ({type(err).__name__}: {err}); "
+                         f"is a file truncated or from another model?") from err
     if device_map is None:
         model = model.to(dev)
     model.eval()

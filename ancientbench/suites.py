@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import AncientBenchError
+from .fileio import atomic_write
 
 STATE_FILE = "suite_state.json"
 LISTABLE = ("backend", "mode", "shots")
@@ -177,6 +178,8 @@ def load_suite(path: str | Path, *, output: str | Path | None = None) -> Suite:
         raise SuiteError(f"{path}: cannot read ({e.strerror})") from None
     except yaml.YAMLError as e:
         raise SuiteError(f"{path}: not valid YAML ({e})") from None
+    except UnicodeDecodeError as e:
+        raise SuiteError(f"{path}: not UTF-8 (byte {e.start} is 0x{e.object[e.start]:02x}); save the file as UTF-8") from None
     if not isinstance(raw, dict):
         raise SuiteError(f"{path}: expected a mapping with a 'models' list")
     unknown = sorted(set(raw) - set(TOP_KEYS))
@@ -249,16 +252,13 @@ def _read_state(output: Path) -> dict:
         return {}
     try:
         state = json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, UnicodeDecodeError):
         return {}  # a torn state file only costs re-entering the cells (eval resumes them from predictions)
     return state if isinstance(state, dict) else {}
 
 
 def _write_state(output: Path, state: dict) -> None:
-    output.mkdir(parents=True, exist_ok=True)
-    tmp = output / (STATE_FILE + ".tmp")
-    tmp.write_text(json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True), encoding="utf-8")
-    tmp.replace(output / STATE_FILE)
+    atomic_write(output / STATE_FILE, json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True))
 
 
 def _data_sha256(cell: Cell) -> dict[str, str]:

@@ -26,6 +26,8 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from .errors import AncientBenchError
+
 TINY_RANDOM_NAME = "tiny-random"
 TINY_RANDOM_VERSION = "1"  # bump when the recipe below changes: a new cache folder is built
 
@@ -223,8 +225,12 @@ def tiny_random_path(cache_dir: str | Path | None = None) -> Path:
     target = root / f"{TINY_RANDOM_NAME}-v{TINY_RANDOM_VERSION}"
     if (target / "config.json").is_file():
         return target
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{TINY_RANDOM_NAME}-", dir=root))
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{TINY_RANDOM_NAME}-", dir=root))
+    except OSError as err:
+        raise AncientBenchError(f"cannot write the model cache {root} ({err.strerror or err}); set ANCIENTBENCH_CACHE "
+                                f"(or XDG_CACHE_HOME) to a writable folder") from None
     try:
         tokenizer = train_bytelevel_tokenizer(cjk_corpus(), vocab_size=24000)
         build_tiny(tmp, "qwen2", tokenizer=tokenizer, seed=0, hidden_size=64, intermediate_size=256,

@@ -130,12 +130,16 @@ class StubServer:
     or ``logprobs`` (completions) of them, as real servers do. ``generate(text, chat)`` returns ``(reasoning
     or None, content)`` for requests with more than one token. ``fail_first``: HTTP statuses to answer the
     first requests with (e.g. ``[429, 503]``). ``delay``: seconds each completion request takes.
+    ``mangle(path, payload)``: rewrites every 200 answer, returning a payload or ``(bytes, content type)`` -
+    a server that answers malformed responses.
     """
 
     def __init__(self, model: str, scorer: Callable[[str, bool], Candidates] | None = None, *,
                  generate: Callable[[str, bool], tuple[str | None, str]] | None = None,
-                 fail_first: Sequence[int] = (), delay: float = 0.0, logprobs: bool = True):
+                 fail_first: Sequence[int] = (), delay: float = 0.0, logprobs: bool = True,
+                 mangle: Callable[[str, dict], dict | tuple[bytes, str]] | None = None):
         self.model = model
+        self.mangle = mangle
         self.scorer = scorer
         self.generate = generate
         self.fail_first = list(fail_first)
@@ -227,9 +231,15 @@ class StubServer:
                 pass
 
             def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
-                data = json.dumps(payload).encode()
+                content_type = "application/json"
+                if status == 200 and stub.mangle is not None:
+                    payload = stub.mangle(self.path, payload)
+                if isinstance(payload, tuple):
+                    data, content_type = payload
+                else:
+                    data = json.dumps(payload).encode()
                 self.send_response(status)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", content_type)
                 self.send_header("content-length", str(len(data)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)

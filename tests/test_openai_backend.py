@@ -297,3 +297,47 @@ def test_non_finite_logprobs_are_item_errors_naming_the_server(tiny_folder, valu
         results = backend.letter_logprobs([LetterRequest(p, LETTERS) for p in _prompts(2)])
     for r in results:
         assert r.logprobs is None and "non-finite or non-numeric" in r.error and server.base_url in r.error
+
+
+def _on_completions(answer):
+    """A ``mangle`` hook answering ``answer(payload)`` on the completion endpoints and the model list intact."""
+    return lambda path, payload: payload if path.rstrip("/").endswith("/models") else answer(payload)
+
+
+MALFORMED = {
+    "not JSON": (_on_completions(lambda p: (b"oops, not json", "application/json")), "not OpenAI-compatible JSON"),
+    "text/plain": (_on_completions(lambda p: (b"hello", "text/plain")), "answered without choices .*got str"),
+    "choices: []": (_on_completions(lambda p: {**p, "choices": []}), r"answered without choices .*choices=\[\]"),
+    "choices: null": (_on_completions(lambda p: {**p, "choices": None}), "answered without choices .*choices=None"),
+    "model list not JSON": (lambda path, p: (b"<html>", "text/html") if path.endswith("/models") else p,
+                            "answered a model list that is not OpenAI-compatible"),
+    "model list of strings": (lambda path, p: {"object": "list", "data": "m"} if path.endswith("/models") else p,
+                              "answered a model list that is not OpenAI-compatible"),
+    "model list without ids": (lambda path, p: {"object": "list", "data": [{"name": "m"}]} if path.endswith("/models") else p,
+                               "model list with entries without an id"),
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+@pytest.mark.parametrize("mode", ["letter", "generate"])
+def test_malformed_server_answers_are_one_clear_error(case, mode):
+    """A server answering what is not an OpenAI response stops the run with a BackendError naming it, never a
+    traceback from inside the client (JSONDecodeError, IndexError, AttributeError)."""
+    mangle, message = MALFORMED[case]
+    candidates = [("A", -1.0), ("B", -2.0), ("C", -3.0), ("D", -4.0)]
+    with StubServer("m", lambda text, chat: candidates, mangle=mangle) as server:
+        with pytest.raises(BackendError, match=message) as err:
+            backend = _backend(server, max_retries=0)
+            prompt = _prompts(1)[0]
+            if mode == "letter":
+                backend.letter_logprobs([LetterRequest(prompt, LETTERS)])
+            else:
+                backend.generate([GenerateRequest(prompt, 4)])
+        assert server.base_url in str(err.value)
+
+
+def test_string_logprobs_are_item_errors():
+    candidates = [("A", "x"), ("B", "y"), ("C", -2.0), ("D", -3.0)]
+    with StubServer("m", lambda text, chat: candidates) as server:
+        results = _backend(server).letter_logprobs([LetterRequest(p, LETTERS) for p in _prompts(2)])
+    assert all(r.logprobs is None and "non-numeric log-probability ('x')" in r.error for r in results)

@@ -526,7 +526,7 @@ def test_lock_taken_after_the_model_loads_refuses_too(tmp_path, fixture_data, mo
 
 
 @case("finetune-data", "`ancientbench finetune-data` without the build extras",
-      "exit 2, one line naming `pip install ancientbench[build]`")
+      "exit 2, one line naming `pip install 'ancientbench[build]'`")
 def test_finetune_data_without_build_extras(tmp_path):
     # in a fresh interpreter where the build extras' modules cannot be imported (no sys.modules left changed here)
     code = ("import sys\n"
@@ -536,7 +536,7 @@ def test_finetune_data_without_build_extras(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, cwd=REPO_ROOT)
     assert proc.returncode == 2, proc.stderr[-2000:]
-    assert "pip install ancientbench[build]" in proc.stderr and "Traceback" not in proc.stderr
+    assert "pip install 'ancientbench[build]'" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
@@ -632,6 +632,153 @@ def test_malformed_stored_records_are_scored_again(tmp_path, fixture_data, tiny_
     fixed = read_predictions(path)
     assert [r["pred"] for r in fixed] == [r["pred"] for r in read_jsonl(path)] and all(r["pred"] in "ABCD" for r in fixed)
     assert (again["tasks"], again["average"]) == (first["tasks"], first["average"])
+
+
+# ------------------------------------------------------------------------ one line instead of a traceback
+
+
+@case("model", "`--device tpu` (a device torch does not know)", "exit 2 before any weights load: `unknown --device 'tpu'`")
+def test_unknown_device_is_one_line_before_loading(tmp_path, capsys, fixture_data, tiny_qwen2, monkeypatch):
+    from ancientbench import models
+
+    def refuse(*a, **k):
+        raise AssertionError("weights were loaded before the device was checked")
+
+    monkeypatch.setattr(models, "causal_lm_from_pretrained", refuse)
+    folder = _model_folder(tmp_path, tiny_qwen2)
+    assert _cli(*_eval_args(fixture_data, tmp_path / "o", "--model", str(folder), "--device", "tpu")) == 2
+    assert "unknown --device 'tpu'" in capsys.readouterr().err
+
+
+@case("model", "a model folder whose `model.safetensors` is truncated",
+      "exit 2: `the weights or config in … could not be loaded (SafetensorError: …); is a file truncated …?`")
+def test_truncated_weights_are_one_line(tmp_path, capsys, fixture_data, tiny_qwen2):
+    folder = _model_folder(tmp_path, tiny_qwen2)
+    weights = folder / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    assert _cli(*_eval_args(fixture_data, tmp_path / "o", "--model", str(folder))) == 2
+    err = capsys.readouterr().err
+    assert f"the weights or config in {folder} could not be loaded" in err and "truncated" in err
+
+
+@case("model", "a model folder whose `tokenizer.json` is not valid JSON",
+      "exit 2: `the tokenizer files in … could not be read (JSONDecodeError: …)`")
+def test_broken_tokenizer_file_is_one_line(tmp_path, capsys, fixture_data, tiny_qwen2):
+    folder = _model_folder(tmp_path, tiny_qwen2)
+    (folder / "tokenizer.json").write_text("{broken", encoding="utf-8")
+    assert _cli(*_eval_args(fixture_data, tmp_path / "o", "--model", str(folder))) == 2
+    assert f"the tokenizer files in {folder} could not be read" in capsys.readouterr().err
+
+
+@case("resume", "a sidecar with `files_sha256: []`, or a sidecar that is a folder",
+      "exit 2: `….meta.json: not a valid sidecar (files_sha256 and letter_token_ids must be objects)` / `….meta.json: Is a directory`")
+def test_sidecar_of_the_wrong_shape_is_one_line(tmp_path, capsys, fixture_data):
+    out = tmp_path / "o"
+    assert _cli(*_eval_args(fixture_data, out)) == 0
+    [meta] = list(out.rglob("predictions_0shot.meta.json"))
+    meta.write_text(json.dumps({**json.loads(meta.read_text()), "files_sha256": []}), encoding="utf-8")
+    capsys.readouterr()
+    assert _cli(*_eval_args(fixture_data, out)) == 2
+    assert "not a valid sidecar (files_sha256 and letter_token_ids must be objects)" in capsys.readouterr().err
+    meta.unlink()
+    meta.mkdir()
+    assert _cli(*_eval_args(fixture_data, out)) == 2
+    assert f"{meta}: Is a directory" in capsys.readouterr().err
+
+
+@case("files", "a suite, results or predictions file that is not UTF-8",
+      "exit 2: `s.yaml: not UTF-8 (byte 24 is 0xff)` / `results_0shot.json: not UTF-8` / `predictions_0shot.jsonl, line 3: not UTF-8`")
+def test_non_utf8_suite_results_and_predictions_are_one_line(tmp_path, capsys, fixture_data):
+    suite = tmp_path / "s.yaml"
+    suite.write_bytes(b"tasks: [cloze]\nmodels: [\xff\xfe]\n")
+    assert _cli("run", str(suite)) == 2
+    assert f"{suite}: not UTF-8 (byte 24 is 0xff)" in capsys.readouterr().err
+    out = tmp_path / "o"
+    assert _cli(*_eval_args(fixture_data, out, tasks=("cloze", "radical"))) == 0
+    [results] = list(out.rglob("results_0shot.json"))
+    predictions = results.with_name("predictions_0shot.jsonl")
+    with predictions.open("ab") as fh:
+        fh.write(b"\xff\xfe\n")
+    capsys.readouterr()
+    assert _cli("report", str(results), "--out", str(tmp_path / "r")) == 2
+    n = len(predictions.read_bytes().splitlines())
+    assert f"{predictions}, line {n}: not UTF-8" in capsys.readouterr().err
+    results.write_bytes(b"\xff\xfe{}")
+    assert _cli("report", str(results), "--out", str(tmp_path / "r")) == 2
+    assert f"{results}: not UTF-8 (byte 0 is 0xff)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["report", "compare", "reference"])
+@case("arguments", "`report/compare/reference --seed -1`", "exit 2 from the parser: `expected a non-negative integer, got '-1'`")
+def test_negative_seed_is_a_usage_error(command, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        _cli(command, "--seed", "-1", str(tmp_path), str(tmp_path))
+    assert exit_.value.code == 2
+    assert "expected a non-negative integer, got '-1'" in capsys.readouterr().err
+
+
+@case("build", "`ancientbench build translation` without the build extras (opencc)",
+      "exit 2, one line naming `pip install 'ancientbench[build]'`")
+def test_build_without_build_extras_is_one_line(tmp_path):
+    code = ("import sys\n"
+            "for m in ('opencc', 'tshet_uinh', 'pypinyin'): sys.modules[m] = None\n"
+            "from ancientbench import cli\n"
+            f"sys.exit(cli.main(['build', 'translation', '--out', {str(tmp_path / 'd')!r}]))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, cwd=REPO_ROOT)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "pip install 'ancientbench[build]'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@case("quiz server", "a corrupt or hand-edited `session.json`",
+      "exit 2: `session.json: not a valid quiz session (…); move it away …, or use another --out`")
+def test_corrupt_quiz_session_is_one_line(tmp_path, capsys, fixture_data):
+    from ancientbench import human
+
+    human.HumanSession(tmp_path / "q", fixture_data, n_per_task=1, seed=0)
+    session = tmp_path / "q" / human.HUMAN_NAME / "session.json"
+    for text in ("{broken", json.dumps({**json.loads(session.read_text()), "seed": "seven"})):
+        session.write_text(text, encoding="utf-8")
+        with pytest.raises(human.SessionError, match="not a valid quiz session"):
+            human.HumanSession(tmp_path / "q")
+
+
+@case("cache", "an unwritable cache (HOME on a read-only or missing folder) when tiny-random must be built",
+      "exit 2: `cannot write the model cache …; set ANCIENTBENCH_CACHE (or XDG_CACHE_HOME) to a writable folder`")
+def test_unwritable_cache_is_one_line(tmp_path, capsys, fixture_data, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    monkeypatch.setenv("ANCIENTBENCH_CACHE", str(blocker / "cache"))
+    assert _cli(*_eval_args(fixture_data, tmp_path / "o")) == 2
+    assert "set ANCIENTBENCH_CACHE" in capsys.readouterr().err
+
+
+@case("output", "disk full (or any error) while a results, sidecar or state file is written",
+      "the error propagates (one line for an `OSError` on the path); the old file is untouched and no `.tmp` is left")
+def test_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+    import errno
+
+    from ancientbench.fileio import atomic_write
+
+    target = tmp_path / "results_0shot.json"
+    atomic_write(target, "old")
+    real_fsync = os.fsync
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError, match="No space left"):
+        atomic_write(target, "new")
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert target.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["results_0shot.json"]
+
+
+covered("server", "a server answering non-JSON, `text/plain`, `choices: []`/`null`, or a malformed `/v1/models`",
+        "the run stops with one line naming the server (`answered a response that is not OpenAI-compatible …`); what was scored is kept",
+        "tests/test_openai_backend.py::test_malformed_server_answers_are_one_clear_error")
+covered("server", "string log-probabilities", "an error record naming the server (`non-numeric log-probability`), never a score",
+        "tests/test_openai_backend.py::test_string_logprobs_are_item_errors")
 
 
 if __name__ == "__main__":

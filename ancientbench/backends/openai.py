@@ -216,6 +216,10 @@ class OpenAIBackend(Backend):
         where = config.base_url or "the OpenAI API"
         try:
             models = list(client.models.list())
+            ids = [m.id for m in models]
+        except (ValueError, TypeError, AttributeError) as err:  # not JSON, or not a list of models with ids
+            raise BackendError(f"the server at {where} answered a model list that is not OpenAI-compatible "
+                               f"({type(err).__name__}: {err})") from err
         except openai.APIConnectionError as err:
             raise BackendError(f"cannot reach the server at {where}: {err}") from err
         except openai.AuthenticationError as err:
@@ -224,7 +228,8 @@ class OpenAIBackend(Backend):
             return None  # no /v1/models on this server: the first request will tell
         except openai.APIStatusError as err:
             raise BackendError(f"the server at {where} refused the model list: {_status_text(err)}") from err
-        ids = [m.id for m in models]
+        if not all(isinstance(i, str) for i in ids):
+            raise BackendError(f"the server at {where} answered a model list with entries without an id: {ids[:5]!r}")
         for m in models:
             if m.id == config.model:
                 return m.model_dump()
@@ -298,10 +303,13 @@ class OpenAIBackend(Backend):
         """One API call; ``(response, None)``, or ``(None, error text)`` when the server refuses the item."""
         import openai
 
+        where = self.config.base_url or "the OpenAI API"
         try:
-            return fn(), None
+            resp = fn()
+        except (ValueError, TypeError, AttributeError) as err:  # the client could not parse the body
+            raise BackendError(f"the server at {where} answered a response that is not OpenAI-compatible JSON "
+                               f"({type(err).__name__}: {err})") from err
         except openai.APIStatusError as err:
-            where = self.config.base_url or "the OpenAI API"
             if err.status_code in INVALID_REQUEST:
                 return None, _status_text(err)
             if err.status_code in RETRIED or err.status_code >= 500:
@@ -311,8 +319,12 @@ class OpenAIBackend(Backend):
                     if err.status_code == 404 else "")
             raise BackendError(f"request to {where} refused: {_status_text(err)}{hint}") from err
         except openai.APIConnectionError as err:  # includes timeouts
-            raise BackendError(f"request to {self.config.base_url or 'the OpenAI API'} failed after "
-                               f"{self.config.max_retries} retries: {err}") from err
+            raise BackendError(f"request to {where} failed after {self.config.max_retries} retries: {err}") from err
+        choices = getattr(resp, "choices", None)
+        if not isinstance(choices, list) or not choices:
+            raise BackendError(f"the server at {where} answered without choices (got {type(resp).__name__} with "
+                               f"choices={choices!r:.60}); it is not an OpenAI-compatible completion")
+        return resp, None
 
     def _one_letter(self, req: LetterRequest) -> LetterResult:
         k = self.options["top_logprobs"]

@@ -11,6 +11,7 @@ import argparse
 import importlib
 import json
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             result = build_task(task, ctx)
         except SourceMissing as e:
-            print(f"error: cannot build {task}: {e}")
+            print(f"error: cannot build {task}: {e}", file=sys.stderr)
             return 2
         paths = write_result(result, out)
         report[task] = {"test": len(result.test), "dev": len(result.dev), "candidates": result.candidates, "dropped": dict(result.dropped)}

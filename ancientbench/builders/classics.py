@@ -86,9 +86,15 @@ def han_only(text: str) -> str:
 
 @cache
 def _converter(config: str):
-    import opencc  # PyPI opencc (Apache-2.0); a build dependency (pyproject extra "build")
+    return _opencc_module().OpenCC(config)
 
-    return opencc.OpenCC(config)
+
+def _opencc_module():
+    try:
+        import opencc  # PyPI opencc (Apache-2.0); a build dependency (pyproject extra "build")
+    except ImportError as err:
+        raise SourceMissing(f"PyPI package opencc is not importable ({err}); pip install 'ancientbench[build]'") from None
+    return opencc
 
 
 def to_traditional(text: str) -> str:
@@ -117,9 +123,7 @@ def one_to_many() -> dict[str, tuple[str, ...]]:
     import subprocess
     import tempfile
 
-    import opencc
-
-    clib = Path(opencc.__file__).parent / "clib"
+    clib = Path(_opencc_module().__file__).parent / "clib"
     tool, ocd2 = clib / "bin" / "opencc_dict", clib / "share" / "opencc" / "STCharacters.ocd2"
     if not (tool.is_file() and ocd2.is_file()):
         raise SourceMissing(f"OpenCC's opencc_dict tool or STCharacters.ocd2 not found under {clib}; install PyPI opencc>=1.1.9")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..argtypes import positive_int
 from ..backends.base import BACKEND_HELP, BACKENDS, MODES, BackendConfig
 from ..errors import AncientBenchError
 from .settings import DEFAULT_MAX_NEW_TOKENS
@@ -15,18 +16,8 @@ MODE_HELP = {
 }
 
 
-def _positive_int(value: str, also: str = "") -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer{also}, got {value!r}")
-    return n
-
-
 def _batch_size_arg(value: str):
-    return value if value == "auto" else _positive_int(value, " or 'auto'")
+    return value if value == "auto" else positive_int(value, " or 'auto'")
 
 
 def _key_value(value: str) -> tuple[str, str]:
@@ -50,7 +41,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--backend", default="hf", metavar="NAME",
                         help=f"how the model is run: {', '.join(BACKENDS)} (default hf; see below)")
     parser.add_argument("--mode", choices=MODES, default="letter", help="how an answer is scored (default letter; see below)")
-    parser.add_argument("--max-new-tokens", type=_positive_int, default=DEFAULT_MAX_NEW_TOKENS,
+    parser.add_argument("--max-new-tokens", type=positive_int, default=DEFAULT_MAX_NEW_TOKENS,
                         help=f"generate mode: the answer's token budget (default {DEFAULT_MAX_NEW_TOKENS})")
     parser.add_argument("--log-samples", action="store_true",
                         help="add the full prompt (and in generate mode the raw answer) to each prediction record")
@@ -86,7 +77,7 @@ def add_arguments(parser) -> None:
     server.add_argument("--base-url", default=None, help="the server's OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1")
     server.add_argument("--api-key-env", default=None, help="name of the environment variable holding the API key "
                                                             "(default OPENAI_API_KEY)")
-    server.add_argument("--concurrency", type=_positive_int, default=SERVER_DEFAULTS["concurrency"],
+    server.add_argument("--concurrency", type=positive_int, default=SERVER_DEFAULTS["concurrency"],
                         help="requests in flight at once (default 8)")
     server.add_argument("--timeout", type=float, default=SERVER_DEFAULTS["timeout"], help="seconds per request (default 120)")
     server.add_argument("--max-retries", type=int, default=SERVER_DEFAULTS["max_retries"],

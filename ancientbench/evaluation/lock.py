@@ -18,6 +18,7 @@ import warnings
 from pathlib import Path
 
 from ..errors import AncientBenchError
+from ..fileio import atomic_write
 
 LOCK_NAME = ".ancientbench.lock"
 INFO_NAME = ".ancientbench.lock.json"
@@ -72,9 +73,7 @@ class OutputLock:
                           UserWarning, stacklevel=2)
         info = {"pid": os.getpid(), "host": socket.gethostname(),
                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": " ".join(sys.argv)}
-        tmp = self.info_path.with_name(f".{INFO_NAME}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")
-        tmp.replace(self.info_path)
+        atomic_write(self.info_path, json.dumps(info, ensure_ascii=False))
         return self
 
     def check(self) -> None:

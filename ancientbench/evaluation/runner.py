@@ -45,13 +45,14 @@ from ..backends.base import (
     load_backend,
 )
 from ..errors import AncientBenchError
+from ..fileio import atomic_write
 from ..prompts import build_mode_prompt, format_mode_exemplar, letter_prefix
 from ..tasks import LETTERS, get_task
 from .extract import extract_letter
 from .lock import OutputLock, OutputLockedError
 from .results import build_results, results_path
 from .settings import DEFAULT_MAX_NEW_TOKENS, Settings, SettingsError
-from .store import PredictionStore, ResumeError, _atomic_write, _matches, fewshot_sha256, item_sha256
+from .store import PredictionStore, ResumeError, _matches, fewshot_sha256, item_sha256
 
 
 class EvaluationError(AncientBenchError, ValueError):
@@ -485,7 +486,7 @@ def assemble(backend: Backend, questions, p: Plan, new: dict, batch_used: list, 
         results["timing"]["items_per_process"] = per_process
     if p.pred_file is not None:
         if procs.is_main_process:
-            _atomic_write(results_path(p.pred_file), json.dumps(results, ensure_ascii=False, indent=2))
+            atomic_write(results_path(p.pred_file), json.dumps(results, ensure_ascii=False, indent=2))
     else:
         results["predictions"] = ordered
     return results

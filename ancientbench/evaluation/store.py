@@ -7,13 +7,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import time
 import warnings
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..errors import AncientBenchError
+from ..fileio import atomic_write
 from ..schema import FIELDS
 
 RESULTS_FORMAT = 1
@@ -109,6 +109,9 @@ class PredictionStore:
             if not isinstance(meta, dict) or not isinstance(meta.get("fingerprint", {}), dict):
                 raise ResumeError(f"{self.meta_path}: not a valid sidecar (no fingerprint object); use --overwrite "
                                   f"to score again, or another --output")
+            if not isinstance(meta.get("files_sha256", {}), dict) or not isinstance(meta.get("letter_token_ids"), (dict, type(None))):
+                raise ResumeError(f"{self.meta_path}: not a valid sidecar (files_sha256 and letter_token_ids must be objects); "
+                                  f"use --overwrite to score again, or another --output")
             old = meta.get("fingerprint", {})
             old, new = {**FINGERPRINT_DEFAULTS, **old}, {**FINGERPRINT_DEFAULTS, **self.fingerprint}
             diff = [k for k in sorted({*old, *new}) if old.get(k) != new.get(k)]
@@ -178,7 +181,7 @@ class PredictionStore:
             warnings.warn(f"{path}: --repair dropped {len(bad)} corrupt line(s) ({', '.join(map(str, bad[:10]))}"
                           f"{' ...' if len(bad) > 10 else ''}) and kept {len(done)} valid record(s); the dropped "
                           f"items are scored again", stacklevel=4)
-            _atomic_write(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in done))
+            atomic_write(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in done))
         elif fragment:
             with path.open("r+b") as fh:
                 fh.truncate(len(raw) - len(fragment))
@@ -191,7 +194,7 @@ class PredictionStore:
             "files_sha256": self.files_sha256,
             "letter_token_ids": self.letter_token_ids,
         }
-        _atomic_write(self.meta_path, json.dumps(meta, ensure_ascii=False, indent=1))
+        atomic_write(self.meta_path, json.dumps(meta, ensure_ascii=False, indent=1))
 
     def append(self, records: Sequence[dict]) -> None:
         if not records:
@@ -204,13 +207,8 @@ class PredictionStore:
         """Rewrite the file in dataset order (records of items outside this run are kept after them); the part
         files of other processes, now merged into it, are removed."""
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in [*ordered, *extra])
-        _atomic_write(self.path, text)
+        atomic_write(self.path, text)
         for p in self.part_paths():
             p.unlink()
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8", newline="\n")
-    tmp.replace(path)

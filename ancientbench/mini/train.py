@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from ..errors import AncientBenchError
+from ..fileio import atomic_write
 from . import MINI_NAME, MINI_PATH
 
 FORMAT_VERSION = 1
@@ -42,9 +43,7 @@ class TrainMiniError(AncientBenchError, RuntimeError):
 
 
 def _write_json(path: Path, obj) -> None:
-    from ..evaluation.store import _atomic_write
-
-    _atomic_write(path, json.dumps(obj, ensure_ascii=False, indent=1) + "\n")
+    atomic_write(path, json.dumps(obj, ensure_ascii=False, indent=1) + "\n")
 
 
 def prepare_corpus(work: Path, sources_dir: Path) -> tuple[list[str], dict]:

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from ..aggregate import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED, aggregate
+from ..argtypes import non_negative_int
 from ..tasks import COMPETENCIES, COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES
 from .report import paired_bootstrap_diff
 from .results import ReportError, collect_result_files, display_name, load_result
@@ -169,7 +170,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="PATH", help="also write all figures as JSON to PATH ('-': standard output, no table)")
     parser.add_argument("--shared-items", action="store_true", help="compare on the items both hold (e.g. a model against the human sample) instead of refusing different item sets")
     parser.add_argument("--resamples", type=int, default=DEFAULT_BOOTSTRAP_RESAMPLES, help=f"bootstrap resamples (default {DEFAULT_BOOTSTRAP_RESAMPLES})")
-    parser.add_argument("--seed", type=int, default=DEFAULT_BOOTSTRAP_SEED, help=f"bootstrap seed (default {DEFAULT_BOOTSTRAP_SEED})")
+    parser.add_argument("--seed", type=non_negative_int, default=DEFAULT_BOOTSTRAP_SEED, help=f"bootstrap seed (default {DEFAULT_BOOTSTRAP_SEED})")
 
 
 def _one(path: str) -> Path:

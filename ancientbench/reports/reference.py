@@ -27,6 +27,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..aggregate import aggregate
+from ..argtypes import non_negative_int
+from ..fileio import atomic_write
 from ..tasks import LETTERS, TASK_BY_NAME, TASK_NAMES
 
 REFERENCE_VERSION = "1"
@@ -121,7 +123,6 @@ def write_row(out: Path, slug: str, per_task: dict[str, tuple[list[dict], list[s
               data_path: str, shots: list[int], seed: int) -> list[Path]:
     """One reference row's results and predictions files, in the format ``ancientbench eval`` writes."""
     from .. import __version__
-    from ..evaluation.store import _atomic_write
     from ..tasks import DATASET_VERSION
 
     folder = out / slug
@@ -132,7 +133,7 @@ def write_row(out: Path, slug: str, per_task: dict[str, tuple[list[dict], list[s
     written = []
     for k in shots:
         pf = folder / f"predictions_{k}shot.jsonl"
-        _atomic_write(pf, "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in preds))
+        atomic_write(pf, "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in preds))
         results = {
             "ancientbench_version": __version__,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -152,7 +153,7 @@ def write_row(out: Path, slug: str, per_task: dict[str, tuple[list[dict], list[s
                           "per_task": {t: detail for t, (_, _, detail) in per_task.items()}},
         }
         rf = folder / f"results_{k}shot.json"
-        _atomic_write(rf, json.dumps(results, ensure_ascii=False, indent=1) + "\n")
+        atomic_write(rf, json.dumps(results, ensure_ascii=False, indent=1) + "\n")
         written.append(rf)
     return written
 
@@ -199,7 +200,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rows", nargs="+", choices=list(ROWS), default=None, help="which rows (default: all)")
     parser.add_argument("--shots", nargs="+", type=int, default=[0, 5], help="shot settings to file them under (default 0 5)")
     parser.add_argument("--limit", type=int, default=None, help="the first N test items per task (as eval --limit)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=non_negative_int, default=0)
 
 
 def run(args: argparse.Namespace) -> int:

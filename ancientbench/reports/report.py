@@ -25,6 +25,7 @@ from ..aggregate import (
     aggregate,
     bootstrap_ci,
 )
+from ..argtypes import non_negative_int
 from ..tasks import COMPETENCIES, COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES
 from .plots import radar_plot, task_bar_plot
 from .results import (
@@ -412,7 +413,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", nargs="+", metavar="RESULTS", help="results_<k>shot.json files, or folders searched for them")
     parser.add_argument("--output", "--out", dest="out", default="report", help="folder for report.md, tables.tex, summary.json and the PNGs (default: ./report)")
     parser.add_argument("--resamples", type=int, default=DEFAULT_BOOTSTRAP_RESAMPLES, help=f"bootstrap resamples (default {DEFAULT_BOOTSTRAP_RESAMPLES})")
-    parser.add_argument("--seed", type=int, default=DEFAULT_BOOTSTRAP_SEED, help=f"bootstrap seed (default {DEFAULT_BOOTSTRAP_SEED})")
+    parser.add_argument("--seed", type=non_negative_int, default=DEFAULT_BOOTSTRAP_SEED, help=f"bootstrap seed (default {DEFAULT_BOOTSTRAP_SEED})")
     parser.add_argument("--bins", type=int, default=10, help="equal-width confidence bins for calibration (default 10)")
     parser.add_argument("--no-plots", action="store_true", help="write the tables only")
 

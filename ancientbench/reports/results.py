@@ -100,8 +100,13 @@ def read_predictions(path: Path) -> list[dict]:
         raise ReportError(f"{path}: predictions file not found")
     rows: list[dict] = []
     ids: dict[str, int] = {}
-    with path.open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
+    with path.open("rb") as fh:
+        for line_no, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ReportError(f"{path}, line {line_no}: not UTF-8 (byte {e.start} of the line is "
+                                  f"0x{raw[e.start]:02x})") from None
             if not line.strip():
                 continue
             try:
@@ -159,6 +164,8 @@ def load_result(path: str | Path) -> Result:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise ReportError(f"{path}: not valid JSON ({e.msg}, line {e.lineno})") from None
+    except UnicodeDecodeError as e:
+        raise ReportError(f"{path}: not UTF-8 (byte {e.start} is 0x{e.object[e.start]:02x})") from None
     except OSError as e:
         raise ReportError(f"{path}: cannot read ({e.strerror})") from None
     if not isinstance(data, dict):
