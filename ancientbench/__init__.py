@@ -28,7 +28,7 @@ from .tasks import (
 
 __version__ = "0.1.0"
 
-DATASET_PATH: str = str(Path(__file__).resolve().parent)
+from .paths import DATASET_PATH  # noqa: E402  (public: ancientbench.DATASET_PATH)
 
 
 def _metric_path() -> str:

@@ -440,7 +440,7 @@ def evaluate_beside_base(
     (A = fine-tuned, B = base), printed and written as ``compare_<k>shot.{json,txt}`` in ``out``."""
     from .evaluation import evaluate_model, results_path
     from .reports.compare import compare, format_table
-    from .reports.table import results_table
+    from .table import results_table
 
     out = Path(out)
     files: dict[str, dict[int, str]] = {}

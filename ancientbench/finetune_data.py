@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .errors import AncientBenchError
+from .paths import CURATED_DIR
 from .schema import DataError, load_split, read_jsonl
 from .tasks import TASK_NAMES
 
@@ -403,7 +404,7 @@ def held_out_targets(benchmark: str | Path | None = None, *, curated: str | Path
         held.files[path.relative_to(root).as_posix()] = _file_sha(path)
         add_test_items(held, rows, path)
     if curated:
-        cdir = Path(__file__).resolve().parent / "curated" if curated is True else Path(curated)
+        cdir = CURATED_DIR if curated is True else Path(curated)
         if cdir.is_dir():
             add_curated(held, cdir)
     return held
@@ -518,7 +519,8 @@ class Sources:
 
     @property
     def corpus(self):
-        from .builders import DEFAULT_SOURCES_DIR, classics
+        from .builders import classics
+        from .paths import DEFAULT_SOURCES_DIR
 
         return classics.load_corpus(str(self.sources_dir or DEFAULT_SOURCES_DIR))
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import AncientBenchError
-from .tiny import cache_root
+from .paths import cache_root
 
 
 class ModelError(AncientBenchError, ValueError):

@@ -186,8 +186,9 @@ def build_mode_prompt(
     return build_prompt(task, item, exemplars, letter_style)
 
 
-def template_info(mode: str = "letter") -> dict[str, str]:
-    """``{"template_version", "template_sha256"}`` of a mode's prompts (the ``prompt`` block of results)."""
+def template_info(mode: str = "letter", *, extractor: Mapping | None = None) -> dict[str, str]:
+    """``{"template_version", "template_sha256"}`` of a mode's prompts (the ``prompt`` block of results). Generate
+    mode's hash covers the answer extractor too: pass its spec (``evaluation.extract.EXTRACTOR_SPEC``)."""
     if mode == "letter":
         return {"template_version": TEMPLATE_VERSION, "template_sha256": TEMPLATE_SHA256}
     if mode == "ppl":
@@ -195,9 +196,9 @@ def template_info(mode: str = "letter") -> dict[str, str]:
                 "exemplar_answer": "option text", "normalisation": "per character"}
         version = PPL_VERSION
     elif mode == "generate":
-        from .evaluation.extract import EXTRACTOR_SPEC
-
-        spec = {"base": TEMPLATE_SHA256, "version": GENERATE_VERSION, "chat": CHAT_WRAPPING, "extractor": EXTRACTOR_SPEC}
+        if extractor is None:
+            raise ValueError("generate mode's template hash covers the answer extractor: pass extractor=EXTRACTOR_SPEC")
+        spec = {"base": TEMPLATE_SHA256, "version": GENERATE_VERSION, "chat": CHAT_WRAPPING, "extractor": dict(extractor)}
         version = GENERATE_VERSION
     else:
         raise ValueError(f"mode must be one of {', '.join(MODE_TEMPLATES)}, got {mode!r}")

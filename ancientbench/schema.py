@@ -195,6 +195,15 @@ def load_split(folder: str | Path, task: str, split: str) -> list[dict[str, str]
     return validate_rows(read_jsonl(path), path, task=task)
 
 
+def read_config(folder: str | Path, config: str, split: str) -> list[dict[str, str]]:
+    """One split of a config, validated; ``[]`` when the folder has no such file. Variant configs
+    (``radical_shuowen``) are checked as rows of any task, since their rows keep the base task's name."""
+    path = split_file(folder, config, split)
+    if not path.is_file():
+        return []
+    return validate_rows(read_jsonl(path), path, task=config if config in TASK_NAMES else None)
+
+
 def load_question_file(path: str | Path) -> dict[str, list[dict[str, str]]]:
     """Read a JSONL question set in the shared schema (any mix of tasks), grouped by task in registry order."""
     items = validate_rows(read_jsonl(path), path)

@@ -20,13 +20,13 @@ The same factories build the tests' tiny Llama- and Qwen2-style models:
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from .errors import AncientBenchError
+from .paths import cache_root
 
 TINY_RANDOM_NAME = "tiny-random"
 TINY_RANDOM_VERSION = "1"  # bump when the recipe below changes: a new cache folder is built
@@ -207,12 +207,6 @@ def build_tiny(
     return folder
 
 
-def cache_root() -> Path:
-    """``$ANCIENTBENCH_CACHE``, else ``$XDG_CACHE_HOME/ancientbench``, else ``~/.cache/ancientbench``."""
-    if os.environ.get("ANCIENTBENCH_CACHE"):
-        return Path(os.environ["ANCIENTBENCH_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "ancientbench"
 
 
 def tiny_random_path(cache_dir: str | Path | None = None) -> Path:

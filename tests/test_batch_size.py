@@ -9,7 +9,7 @@ import pytest
 import torch
 from support import make_item
 
-from ancientbench import scoring
+from ancientbench.backends import hf_scoring
 from ancientbench.evaluation import add_arguments, evaluate_model
 from ancientbench.scoring import AutoBatchSize, check_batch_size, score_task
 
@@ -24,7 +24,7 @@ def inject_oom(monkeypatch, limit: int):
     """Make both forward paths (from scratch, against a cached prefix) fail above ``limit`` prompts; log sizes."""
     sizes = []
     for name in ("full", "suffixes"):
-        real = getattr(scoring._Runner, name)
+        real = getattr(hf_scoring.Runner, name)
 
         def flaky(self, *args, _real=real, _name=name):
             seqs = args[-1]
@@ -33,7 +33,7 @@ def inject_oom(monkeypatch, limit: int):
                 raise torch.OutOfMemoryError(f"CUDA out of memory. Tried to allocate 2.00 GiB (simulated, {len(seqs)})")
             return _real(self, *args)
 
-        monkeypatch.setattr(scoring._Runner, name, flaky)
+        monkeypatch.setattr(hf_scoring.Runner, name, flaky)
     return sizes
 
 
@@ -83,16 +83,16 @@ def test_other_errors_are_not_retried(tiny_qwen2, items, monkeypatch):
         calls.append(len(seqs))
         raise RuntimeError("shape mismatch")
 
-    monkeypatch.setattr(scoring._Runner, "full", broken)
+    monkeypatch.setattr(hf_scoring.Runner, "full", broken)
     with pytest.raises(RuntimeError, match="shape mismatch"):
         score_task(tiny_qwen2.model, tiny_qwen2.tokenizer, "cloze", *items, shots=0, batch_size=8, prefix_cache=False)
     assert calls == [8]
 
 
 def test_auto_starts_by_device():
-    assert AutoBatchSize().initial("cuda:0") == scoring.AUTO_BATCH_START
-    assert AutoBatchSize().initial("npu:1") == scoring.AUTO_BATCH_START
-    assert AutoBatchSize().initial("cpu") == scoring.AUTO_BATCH_CPU
+    assert AutoBatchSize().initial("cuda:0") == hf_scoring.AUTO_BATCH_START
+    assert AutoBatchSize().initial("npu:1") == hf_scoring.AUTO_BATCH_START
+    assert AutoBatchSize().initial("cpu") == hf_scoring.AUTO_BATCH_CPU
     assert isinstance(check_batch_size("auto"), AutoBatchSize) and check_batch_size(5) == 5
     for bad in (0, -1, "8", 2.5, True, None):
         with pytest.raises(ValueError, match="batch_size"):
@@ -102,7 +102,7 @@ def test_auto_starts_by_device():
 def test_eval_auto_records_the_size_used_and_matches_fixed(tiny_qwen2, fixture_data, monkeypatch):
     fixed = evaluate_model(tiny_qwen2.model, tiny_qwen2.tokenizer, tasks=["cloze", "radical"], shots=1,
                            data=fixture_data, batch_size=2, progress=False)[1]
-    monkeypatch.setattr(scoring, "AUTO_BATCH_CPU", 64)
+    monkeypatch.setattr(hf_scoring, "AUTO_BATCH_CPU", 64)
     sizes = inject_oom(monkeypatch, limit=4)
     auto = evaluate_model(tiny_qwen2.model, tiny_qwen2.tokenizer, tasks=["cloze", "radical"], shots=1,
                           data=fixture_data, batch_size="auto", progress=False)[1]

@@ -13,9 +13,10 @@ import pytest
 from support import REPO_ROOT
 
 from ancientbench import DATASET_PATH
-from ancientbench.builders import DEFAULT_SOURCES_DIR, BuildContext, build_task, review
+from ancientbench.builders import BuildContext, build_task, review
 from ancientbench.builders import curated as cur
 from ancientbench.builders.common import SourceMissing, write_result
+from ancientbench.paths import DEFAULT_SOURCES_DIR
 from ancientbench.quality.audit import BALANCE_TOLERANCE, audit_folder
 from ancientbench.quality.strategies import BOUND as TRIVIAL_BOUND
 from ancientbench.quality.strategies import STRATEGIES as AUDIT_BOUNDED

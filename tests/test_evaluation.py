@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from support import FIXTURE_TASKS, N_TEST, read_jsonl
 
-from ancientbench import scoring
+from ancientbench.backends import hf_scoring
 from ancientbench.dataset import load_questions
 from ancientbench.evaluation import build_results, evaluate_model
 from ancientbench.prompts import TEMPLATE_SHA256, TEMPLATE_VERSION
-from ancientbench.reports.table import results_table
 from ancientbench.schema import DataError, write_jsonl
+from ancientbench.table import results_table
 from ancientbench.tasks import LETTERS
 
 TASKS = list(FIXTURE_TASKS)
@@ -95,7 +95,7 @@ def test_resume_after_interruption_equals_an_uninterrupted_run(tiny_llama, fixtu
     straight = run(tiny_llama, fixture_data, tmp_path / "a")
 
     calls = {"n": 0}
-    real_full, real_suffixes = scoring._Runner.full, scoring._Runner.suffixes
+    real_full, real_suffixes = hf_scoring.Runner.full, hf_scoring.Runner.suffixes
 
     def interrupt_after_three(fn):
         def wrapped(*args, **kwargs):
@@ -105,8 +105,8 @@ def test_resume_after_interruption_equals_an_uninterrupted_run(tiny_llama, fixtu
             return fn(*args, **kwargs)
         return wrapped
 
-    monkeypatch.setattr(scoring._Runner, "full", interrupt_after_three(real_full))
-    monkeypatch.setattr(scoring._Runner, "suffixes", interrupt_after_three(real_suffixes))
+    monkeypatch.setattr(hf_scoring.Runner, "full", interrupt_after_three(real_full))
+    monkeypatch.setattr(hf_scoring.Runner, "suffixes", interrupt_after_three(real_suffixes))
     with pytest.raises(KeyboardInterrupt):
         run(tiny_llama, fixture_data, tmp_path / "b", shots=(5,))
     monkeypatch.undo()

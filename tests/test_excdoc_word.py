@@ -14,6 +14,7 @@ from support import REPO_ROOT
 
 from ancientbench.builders import BuildContext, review
 from ancientbench.builders import curated as cur
+from ancientbench.builders import excdoc_glossary as eg
 from ancientbench.builders import excdoc_word as ex
 from ancientbench.schema import DataError
 
@@ -24,7 +25,7 @@ STOP = set("的之一人者其而以為於、，（）…")
 
 @pytest.fixture(scope="module")
 def glossary():
-    return ex.load_glossary()
+    return eg.load_glossary()
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +59,7 @@ def test_distractors_are_other_terms_of_the_same_field(glossary, entries):
         assert cur.length_giveaway(e["answer"], e["distractors"]) is None, e.key
     # deterministic: the same key draws the same siblings
     e = entries[0]
-    assert ex.draw(e.key, glossary[e["gloss"]], glossary) == ex.draw(e.key, glossary[e["gloss"]], glossary)
+    assert eg.draw(e.key, glossary[e["gloss"]], glossary) == eg.draw(e.key, glossary[e["gloss"]], glossary)
 
 
 def test_key_wording_does_not_echo_the_asked_word(glossary, entries):
@@ -93,7 +94,7 @@ def test_glossary_validator(tmp_path):
             "author": "a", "reviewer": "", "blind_answer": ""}
 
     def write(glossary_rows):
-        (tmp_path / ex.GLOSSARY_NAME).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in glossary_rows), encoding="utf-8")
+        (tmp_path / eg.GLOSSARY_NAME).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in glossary_rows), encoding="utf-8")
         return cur.load_entries("excdoc_word", path=tmp_path / "excdoc_word.jsonl")
 
     (tmp_path / "excdoc_word.jsonl").write_text(json.dumps(item, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -5,8 +5,7 @@ tasks, written in the evaluation's own prompt format: the answer letter after th
 5-shot) and after the generate-mode chat prompt, the correct option's text after the ppl-mode prompt. The ppl
 pairs list the options in a different order from the evaluation file, so what carries over is the answer's text,
 not its position. ``ancientbench eval`` must then score >= 95% on the taught items in letter (0- and 5-shot), ppl
-and generate modes, and stay within chance's 95% interval on three times as many items it never saw (letter and generate modes; in ppl
-mode the unseen items measure a cue in the data, see the test). A bug that maps letters, options or gold keys
+and generate modes, and stay within chance's 95% interval on three times as many items it never saw, in every mode. A bug that maps letters, options or gold keys
 wrongly fails the first bound; a leak of the key into the prompt fails the second.
 """
 
@@ -76,7 +75,10 @@ def oracle(tmp_path_factory):
         unseen += [it["id"] for it in picked[PER_TASK:]]
         write_jsonl(data / "data" / task / "test.jsonl", picked)
         write_jsonl(data / "data" / task / "dev.jsonl", devs[task])
-    corpus = [json.dumps(r, ensure_ascii=False) for rows in (*items.values(), *devs.values()) for r in rows]
+    # The tokenizer sees what the prompts show (question and options), never an item's citation or explanation:
+    # those repeat the key's text, and a tokenizer trained on them merges the key into fewer tokens, which option
+    # likelihood then prefers on items the model was never taught (a leak of the test's making, measured at 41%).
+    corpus = [" ".join([r["question"], *(r[x] for x in LETTERS)]) for rows in (*items.values(), *devs.values()) for r in rows]
     base = build_tiny(root / "base", "qwen2", corpus=corpus, vocab_size=3000, seed=0,
                       hidden_size=96, intermediate_size=192, num_hidden_layers=2)
     tok = load_tokenizer(base)
@@ -119,12 +121,5 @@ def test_taught_items_score_at_least_95_and_unseen_items_stay_at_chance(oracle, 
     known = [p["pred"] == p["gold"] for p in preds if p["id"] in taught]
     fresh = [p["pred"] == p["gold"] for p in preds if p["id"] in unseen]
     assert sum(known) / len(known) >= 0.95, (mode, shots, sum(known), len(known))
-    if mode == "ppl":
-        # Option likelihood is not blind on unseen items: three taught items per task teach the model what keys look
-        # like, and on this sample it picks 9/9 unseen pronunciation keys (the familiar 反切) and 7/9 radical_meaning
-        # glosses - a cue in the data (issue 22), not a leak of the key into the prompt. The leak check is the
-        # letter and generate modes' chance bound; here the unseen items must stay clearly below the taught ones.
-        assert sum(fresh) / len(fresh) <= 0.6, (mode, shots, sum(fresh), len(fresh))
-        return
     low, high = _binomial_interval(len(fresh))
     assert low <= sum(fresh) / len(fresh) <= high, (mode, shots, sum(fresh), len(fresh))

@@ -6,7 +6,7 @@ import random
 import pytest
 from support import make_item
 
-from ancientbench import scoring
+from ancientbench.backends import hf_scoring
 from ancientbench.prompts import PromptParts, build_prompt
 from ancientbench.scoring import score_items, score_task
 
@@ -84,33 +84,33 @@ def test_lm_head_runs_on_the_last_position_only(tiny_model, items):
 
 
 def test_auto_enables_the_cache_only_for_transformers_models(tiny_qwen2):
-    assert scoring._resolve_prefix_cache(tiny_qwen2.model, "auto") is True
+    assert hf_scoring.resolve_prefix_cache(tiny_qwen2.model, "auto") is True
 
     class RemoteCodeModel:  # stands in for a trust_remote_code class (module transformers_modules.*)
         def forward(self, input_ids, past_key_values=None):
             pass
 
     RemoteCodeModel.__module__ = "transformers_modules.glm.modeling_chatglm"
-    assert scoring._resolve_prefix_cache(RemoteCodeModel(), "auto") is False
-    assert scoring._resolve_prefix_cache(RemoteCodeModel(), True) is True
+    assert hf_scoring.resolve_prefix_cache(RemoteCodeModel(), "auto") is False
+    assert hf_scoring.resolve_prefix_cache(RemoteCodeModel(), True) is True
     hybrid = copy.deepcopy(tiny_qwen2.model)  # a hybrid model's recurrent layers must not read the padding
     hybrid.config.layer_types = ["full_attention", "linear_attention"]
-    assert scoring._resolve_prefix_cache(hybrid, "auto") is False
+    assert hf_scoring.resolve_prefix_cache(hybrid, "auto") is False
     with pytest.raises(ValueError, match="prefix_cache"):
-        scoring._resolve_prefix_cache(tiny_qwen2.model, "yes")
+        hf_scoring.resolve_prefix_cache(tiny_qwen2.model, "yes")
 
 
 def test_auto_prefix_cache_is_off_for_sliding_window_attention(tmp_path):
     """A sliding window counts cache slots, so padded suffixes after a cached prefix would change the scores."""
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    from ancientbench.scoring import _resolve_prefix_cache
+    from ancientbench.backends.hf_scoring import resolve_prefix_cache
 
     def tiny(**kw):
         cfg = AutoConfig.for_model("qwen2", vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
                                    num_attention_heads=2, num_key_value_heads=1, **kw)
         return AutoModelForCausalLM.from_config(cfg)
 
-    assert _resolve_prefix_cache(tiny(), "auto") is True
-    assert _resolve_prefix_cache(tiny(use_sliding_window=True, sliding_window=8, max_window_layers=0), "auto") is False
-    assert _resolve_prefix_cache(tiny(use_sliding_window=True, sliding_window=8, max_window_layers=0), True) is True  # explicit
+    assert resolve_prefix_cache(tiny(), "auto") is True
+    assert resolve_prefix_cache(tiny(use_sliding_window=True, sliding_window=8, max_window_layers=0), "auto") is False
+    assert resolve_prefix_cache(tiny(use_sliding_window=True, sliding_window=8, max_window_layers=0), True) is True  # explicit

@@ -373,7 +373,7 @@ def test_resume_rescores_only_the_partly_done_block(tmp_path, fixture_data, tiny
 
 
 def _interrupt_after(monkeypatch, n_calls):
-    from ancientbench import scoring
+    from ancientbench.backends import hf_scoring
 
     calls = {"n": 0}
 
@@ -385,8 +385,8 @@ def _interrupt_after(monkeypatch, n_calls):
             return fn(*args, **kwargs)
         return wrapped
 
-    monkeypatch.setattr(scoring._Runner, "full", wrap(scoring._Runner.full))
-    monkeypatch.setattr(scoring._Runner, "suffixes", wrap(scoring._Runner.suffixes))
+    monkeypatch.setattr(hf_scoring.Runner, "full", wrap(hf_scoring.Runner.full))
+    monkeypatch.setattr(hf_scoring.Runner, "suffixes", wrap(hf_scoring.Runner.suffixes))
 
 
 @case("resume", "a run killed after a number of records that is not a whole number of batches (torn last line), "

@@ -7,6 +7,7 @@ import torch
 from support import FIXTURE_CHARS, make_item
 
 from ancientbench import scoring
+from ancientbench.backends import hf_scoring
 from ancientbench.prompts import build_prompt, chat_wrap
 from ancientbench.scoring import ContextLengthError, LetterTokenError, score_items, score_task
 from ancientbench.tasks import LETTERS
@@ -170,7 +171,7 @@ def test_out_of_memory_halves_the_batch_without_changing_results(tiny_qwen2, ite
     test, dev = items
     ps = prompts_for(test, dev[:1])
     expected = score_items(model, tok, ps, batch_size=8, prefix_cache=False)
-    real_full = scoring._Runner.full
+    real_full = hf_scoring.Runner.full
     sizes = []
 
     def flaky(self, seqs):
@@ -179,7 +180,7 @@ def test_out_of_memory_halves_the_batch_without_changing_results(tiny_qwen2, ite
             raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
         return real_full(self, seqs)
 
-    monkeypatch.setattr(scoring._Runner, "full", flaky)
+    monkeypatch.setattr(hf_scoring.Runner, "full", flaky)
     got = score_items(model, tok, ps, batch_size=8, prefix_cache=False)
     assert sizes[:3] == [8, 4, 2] and max(sizes[3:]) <= 2
     assert got.preds == expected.preds and close(got.logprobs, expected.logprobs)

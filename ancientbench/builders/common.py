@@ -117,3 +117,28 @@ __all__ = [
     "task_rng",
     "write_result",
 ]
+
+# Length giveaway: the answer is the unique longest (or shortest) option and differs from the nearest
+# option by at least LENGTH_MIN_GAP characters and LENGTH_MAX_RATIO of its own length.
+LENGTH_MIN_GAP = 3
+LENGTH_MAX_RATIO = 0.25
+
+
+def _length(text: str) -> int:
+    """Length of an option without spaces and punctuation (what a reader sees as its size)."""
+    return sum(1 for ch in text if ch.isalnum())
+
+
+def length_giveaway(answer: str, distractors: list[str]) -> str | None:
+    """Why the answer's length gives it away, or None: unique longest/shortest by a clear margin."""
+    a = _length(answer)
+    others = [_length(d) for d in distractors]
+    if a > max(others):
+        gap = a - max(others)
+        if gap >= LENGTH_MIN_GAP and gap >= LENGTH_MAX_RATIO * a:
+            return f"the answer is the longest option by {gap} characters ({a} vs at most {max(others)})"
+    if a < min(others):
+        gap = min(others) - a
+        if gap >= LENGTH_MIN_GAP and gap >= LENGTH_MAX_RATIO * min(others):
+            return f"the answer is the shortest option by {gap} characters ({a} vs at least {min(others)})"
+    return None

@@ -34,10 +34,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..paths import CURATED_DIR
 from ..schema import DataError
-
-CURATED_DIR = Path(__file__).resolve().parents[1] / "curated"
-from ..tasks import CURATED_TASKS  # noqa: E402  (kind "curated" on the task rows)
+from ..tasks import CURATED_TASKS
+from .common import length_giveaway
+from .excdoc_glossary import resolve as resolve_excdoc_word
 
 SOURCE = "AncientBench team-curated"
 
@@ -67,10 +68,6 @@ LIST_FIELDS = {"distractors", "errors"}
 MAY_BE_EMPTY = {"reviewer", "blind_answer"}
 KEY_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
-# Length giveaway: the answer is the unique longest (or shortest) option and differs from the nearest
-# option by at least LENGTH_MIN_GAP characters and LENGTH_MAX_RATIO of its own length.
-LENGTH_MIN_GAP = 3
-LENGTH_MAX_RATIO = 0.25
 
 
 @dataclass(frozen=True)
@@ -111,25 +108,6 @@ def curated_path(task: str, directory: str | Path | None = None) -> Path:
     return Path(directory or CURATED_DIR) / f"{task}.jsonl"
 
 
-def _length(text: str) -> int:
-    """Length of an option without spaces and punctuation (what a reader sees as its size)."""
-    return sum(1 for ch in text if ch.isalnum())
-
-
-def length_giveaway(answer: str, distractors: list[str]) -> str | None:
-    """Why the answer's length gives it away, or None: unique longest/shortest by a clear margin."""
-    a = _length(answer)
-    others = [_length(d) for d in distractors]
-    if a > max(others):
-        gap = a - max(others)
-        if gap >= LENGTH_MIN_GAP and gap >= LENGTH_MAX_RATIO * a:
-            return f"the answer is the longest option by {gap} characters ({a} vs at most {max(others)})"
-    if a < min(others):
-        gap = min(others) - a
-        if gap >= LENGTH_MIN_GAP and gap >= LENGTH_MAX_RATIO * min(others):
-            return f"the answer is the shortest option by {gap} characters ({a} vs at least {min(others)})"
-    return None
-
 
 def validate_entry(task: str, obj: object, file: str | Path, line: int, *, check_order: bool = True) -> dict:
     """Check one parsed line of ``<task>.jsonl``; return it (a dict) or raise DataError(file, line, field)."""
@@ -167,9 +145,7 @@ def validate_entry(task: str, obj: object, file: str | Path, line: int, *, check
     if not KEY_RE.match(obj["key"]):
         raise DataError(file, line, "key", f"key {obj['key']!r} is not an ascii slug ([a-z0-9][a-z0-9._-]*)")
     if task == "excdoc_word":
-        from .excdoc_word import resolve
-
-        obj = resolve(obj, file, line)
+        obj = resolve_excdoc_word(obj, file, line)
     answer = obj["answer"]
     for d in obj["distractors"]:
         if d.strip() == answer.strip():

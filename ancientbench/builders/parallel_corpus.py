@@ -24,8 +24,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from .common import BuildResult, Candidate, split_dev_test, task_rng
-from .curated import in_script, item_script, length_giveaway
+from .common import BuildResult, Candidate, length_giveaway, split_dev_test, task_rng
+from .curated import in_script, item_script
 
 TASK = "translation"
 CONFIG = "translation_parallel"

@@ -31,9 +31,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from ..paths import CURATED_DIR
 from ..schema import DataError
-from ..tasks import LETTERS
-from .curated import CURATED_DIR, CURATED_TASKS, curated_path, load_entries, parse_lines, write_entries
+from ..tasks import CURATED_TASKS, LETTERS
+from .curated import curated_path, load_entries, parse_lines, write_entries
 
 LOG_NAME = "review_log.jsonl"
 LOG_KEYS = ("task", "key", "round", "reviewer", "author", "blind_answer", "answer", "agreed")

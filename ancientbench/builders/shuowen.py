@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from ..schema import read_config
 from .common import BuildResult, Candidate, SourceMissing, split_dev_test, task_rng
 
 SOURCE_LABEL = "說文解字 (shuowenjiezi/shuowen, Apache-2.0; user-supplied, not redistributed)"
@@ -153,9 +154,7 @@ def same_graph(a: str, b: str, uh) -> bool:
 
 
 def _rows(folder: Path, config: str) -> list[dict]:
-    from ..quality.audit import load_config
-
-    return load_config(folder, config, "test") + load_config(folder, config, "dev")
+    return read_config(folder, config, "test") + read_config(folder, config, "dev")
 
 
 def _fig(agree: int, compared: int, what: str) -> dict:

@@ -43,12 +43,13 @@ from collections import Counter, defaultdict
 from itertools import combinations
 from pathlib import Path
 
+from ..paths import CURATED_DIR
 from ..schema import DataError
 from .charpool import Sources, load_sources
 from .classics import SOURCE_LABEL as SOURCE_LABEL_CP
 from .classics import is_han, load_corpus
-from .common import BuildResult, Candidate, split_dev_test, task_rng
-from .curated import CURATED_DIR, KEY_RE, SOURCE, length_giveaway, parse_lines
+from .common import BuildResult, Candidate, length_giveaway, split_dev_test, task_rng
+from .curated import KEY_RE, SOURCE, parse_lines
 from .guangyun import Reading, gloss_segments, meaning_text
 
 TASK = "tradoc_word"

@@ -146,7 +146,7 @@ def summary(corpus) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from . import DEFAULT_SOURCES_DIR
+    from ..paths import DEFAULT_SOURCES_DIR
     from .classics import load_corpus
 
     s = summary(load_corpus(DEFAULT_SOURCES_DIR))

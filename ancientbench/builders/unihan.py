@@ -109,6 +109,7 @@ class Unihan:
     fields: dict[str, dict[str, str]]
     radical_table: dict[str, tuple[str, str]]  # radical number -> (Kangxi/supplement radical char, unified ideograph)
     _forms: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    _variants: dict[tuple[str, bool], frozenset[str]] = field(default_factory=dict, repr=False)  # memo: builders ask millions of times
 
     # --- provenance -------------------------------------------------------------------------------
     @property
@@ -194,19 +195,27 @@ class Unihan:
 
     def semantic_variants(self, char: str) -> frozenset[str]:
         """kSemanticVariant + kSpecializedSemanticVariant of a character (both directions as listed)."""
+        memo = self._variants.get((char, False))
+        if memo is not None:
+            return memo
         out: set[str] = set()
         for name in ("kSemanticVariant", "kSpecializedSemanticVariant"):
             out.update(codepoints(self.fields[name].get(char, "")))
         out.discard(char)
-        return frozenset(out)
+        self._variants[(char, False)] = frozenset(out)
+        return self._variants[(char, False)]
 
     def variants(self, char: str) -> frozenset[str]:
         """Every variant Unihan lists for the character: semantic, specialized semantic, z, traditional, simplified."""
+        memo = self._variants.get((char, True))
+        if memo is not None:
+            return memo
         out: set[str] = set(self.semantic_variants(char))
         for name in ("kZVariant", "kTraditionalVariant", "kSimplifiedVariant"):
             out.update(codepoints(self.fields[name].get(char, "")))
         out.discard(char)
-        return frozenset(out)
+        self._variants[(char, True)] = frozenset(out)
+        return self._variants[(char, True)]
 
     def is_simplified_only(self, char: str) -> bool:
         """True for a simplified form that is not itself traditional (its kTraditionalVariant names other chars only)."""

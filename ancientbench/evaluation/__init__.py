@@ -25,7 +25,8 @@ assemble), :mod:`.lock` (one run per output folder), :mod:`.extract` (letters fr
 from __future__ import annotations
 
 from .command import add_arguments, run
-from .results import build_results, package_versions, results_path
+from .layout import results_path
+from .results import build_results, package_versions
 from .runner import EvaluationError, TaskRun, evaluate_model, run_setting, score_task
 from .settings import Settings
 from .store import PredictionStore, ResumeError, fewshot_sha256, item_sha256

@@ -144,6 +144,6 @@ def format_table(results_list: Sequence[dict]) -> str:
         for key, label in (("plain_accuracy", "plain (original order)"), ("circular_accuracy", "circular (all 4 rotations)")):
             vals = [fig["competencies"].get(c, {}).get(key) for c in COMPETENCIES] + [fig["average"][key]]
             rows.append([name, label] + ["-" if v is None else f"{100 * v:.2f}" for v in vals])
-    from ..reports.table import render
+    from ..table import render
 
     return render(head, rows, align="ll" + "r" * (len(head) - 2))

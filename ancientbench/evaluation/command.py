@@ -111,9 +111,9 @@ def run(args) -> int:
     import math
     import warnings
 
-    from ..reports.table import results_table
+    from ..table import results_table
     from . import distributed
-    from .results import results_path
+    from .layout import results_path
     from .runner import evaluate_model
 
     warnings.formatwarning = lambda message, category, *a, **k: f"warning: {message}\n"  # no source lines on a CLI

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import platform
-from pathlib import Path
 from typing import Sequence
 
 from ..aggregate import aggregate
-from .store import RESULTS_FORMAT
+from .layout import RESULTS_FORMAT
 
 
 def package_versions() -> dict[str, str | None]:
@@ -105,8 +104,3 @@ def build_results(
         "predictions_file": predictions_file,
     }
 
-
-def results_path(predictions_file: str | Path) -> Path:
-    """The results file written beside a predictions file: ``predictions_<k>shot.jsonl`` -> ``results_<k>shot.json``."""
-    p = Path(predictions_file)
-    return p.with_name(p.name.replace("predictions_", "results_", 1).replace(".jsonl", ".json"))

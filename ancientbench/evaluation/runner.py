@@ -49,8 +49,9 @@ from ..fileio import atomic_write
 from ..prompts import build_mode_prompt, format_mode_exemplar, letter_prefix
 from ..tasks import LETTERS, get_task
 from .extract import extract_letter
+from .layout import predictions_path, results_path
 from .lock import OutputLock, OutputLockedError
-from .results import build_results, results_path
+from .results import build_results
 from .settings import DEFAULT_MAX_NEW_TOKENS, Settings, SettingsError
 from .store import PredictionStore, ResumeError, _matches, fewshot_sha256, item_sha256
 
@@ -312,7 +313,7 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
     stale: list[str] = []
     if output_dir is not None:
         folder = Path(output_dir) / settings.output_name(model_slug(backend.info()["name_or_path"]))
-        pred_file = folder / f"predictions_{shots}shot.jsonl"
+        pred_file = predictions_path(folder, shots)
         error = None
         if main:  # only the main process reads, checks and repairs the files; the others learn what is done
             try:

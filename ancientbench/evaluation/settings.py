@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ..backends.base import MODES
 from ..errors import AncientBenchError
 from ..prompts import letter_prefix, template_info
+from .extract import EXTRACTOR_SPEC
 
 DEFAULT_MAX_NEW_TOKENS = 1024  # generate mode; reasoning models need more (--max-new-tokens 8192)
 # backends whose letter/ppl predictions equal the hf backend's share its folder names
@@ -47,7 +48,7 @@ class Settings:
     @property
     def prompt(self) -> dict[str, str]:
         """The template version and hash of this mode's prompts."""
-        return template_info(self.mode)
+        return template_info(self.mode, extractor=EXTRACTOR_SPEC if self.mode == "generate" else None)
 
     def fingerprint(self, backend_fingerprint: dict) -> dict:
         """What a stored prediction must have been made under to be reused: model side + this setting."""

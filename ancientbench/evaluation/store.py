@@ -15,8 +15,8 @@ from typing import Mapping, Sequence
 from ..errors import AncientBenchError
 from ..fileio import atomic_write
 from ..schema import FIELDS
+from .layout import RESULTS_FORMAT, part_path, results_path, sidecar_path
 
-RESULTS_FORMAT = 1
 # fingerprint keys a sidecar written before backends and modes existed lacks: it was made with these
 FINGERPRINT_DEFAULTS = {"backend": "hf", "mode": "letter"}
 
@@ -77,8 +77,8 @@ class PredictionStore:
     def __init__(self, path: Path, fingerprint: dict, files_sha256: dict[str, str], *, overwrite: bool = False,
                  part: int | None = None, repair: bool = False):
         self.path = Path(path)
-        self.meta_path = self.path.with_name(self.path.name.replace(".jsonl", ".meta.json"))
-        self.write_path = self.path if not part else self.path.with_name(f"{self.path.stem}.part{part}.jsonl")
+        self.meta_path = sidecar_path(self.path)
+        self.write_path = self.path if not part else part_path(self.path, part)
         self.fingerprint = fingerprint
         self.files_sha256 = dict(files_sha256)
         self.letter_token_ids: dict[str, int] | None = None
@@ -143,8 +143,6 @@ class PredictionStore:
         """Rename this setting's files (predictions, sidecar, part files, results) to ``<stem>.superseded-<UTC
         time><suffix>``: kept for the record, out of the way of resume and of report's ``results_*shot.json``.
         Two set-asides within one second get ``-2``, ``-3`` ... after the time: nothing is ever overwritten."""
-        from .results import results_path  # (results imports this module)
-
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         paths = [p for p in (self.path, self.meta_path, *self.part_paths(), results_path(self.path)) if p.exists()]
         n = 1

@@ -269,7 +269,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..builders import DEFAULT_SOURCES_DIR
+    from ..paths import DEFAULT_SOURCES_DIR
 
     if args.steps < 1 or args.save_every < 1 or args.threads < 1:
         raise TrainMiniError("--steps, --save-every and --threads must be positive")

@@ -465,7 +465,8 @@ def render_probes() -> str:
     """The blind-examinee probes recorded under ``curated/probes/`` (``ancientbench.quality.probes``): per task and
     mode the dataset version sampled (– where the record predates the field), the sample, the date, the
     examinee's accuracy and, for full questions, the adjudicated defect rate."""
-    from ..quality.probes import PROBES_DIR, summaries
+    from ..paths import PROBES_DIR
+    from ..quality.probes import summaries
 
     rows = summaries(PROBES_DIR)
     if not rows:

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..schema import read_jsonl, split_file, validate_rows
+from ..schema import read_config
 from ..tasks import LETTERS, TASK_BY_NAME, TASK_NAMES
 from .strategies import (
     BOUND,
@@ -36,9 +36,9 @@ BALANCE_TOLERANCE = 0.015  # each letter 25% ± 1.5 points (test split)
 
 def corpus_frequencies(sources_dir: str | Path | None = None) -> Frequencies | None:
     """Character frequencies of the chinese-poetry classics (traditional forms), or None when not installed."""
-    from ..builders import DEFAULT_SOURCES_DIR
     from ..builders.classics import SOURCE_LABEL, load_corpus
     from ..builders.common import SourceMissing
+    from ..paths import DEFAULT_SOURCES_DIR
 
     try:
         corpus = load_corpus(Path(sources_dir) if sources_dir else DEFAULT_SOURCES_DIR)
@@ -62,14 +62,6 @@ def configs_in(folder: str | Path) -> list[str]:
     return [t for t in TASK_NAMES if t in found] + [c for c in found if c not in TASK_NAMES]
 
 
-def load_config(folder: str | Path, config: str, split: str) -> list[dict[str, str]]:
-    path = split_file(folder, config, split)
-    if not path.is_file():
-        return []
-    task = config if config in TASK_NAMES else None  # variant configs (radical_shuowen) keep the base task
-    return validate_rows(read_jsonl(path), path, task=task)
-
-
 def audit_rows(rows: Sequence[Mapping[str, str]], freq: Frequencies) -> dict:
     """Letter balance and the accuracy of every strategy on one split."""
     n = len(rows)
@@ -86,7 +78,7 @@ def audit_folder(
 ) -> dict:
     """The full audit of a dataset folder: per config counts, balance, strategies and violations."""
     configs = list(configs) if configs else configs_in(folder)
-    loaded = {c: {s: load_config(folder, c, s) for s in ("test", "dev")} for c in configs}
+    loaded = {c: {s: read_config(folder, c, s) for s in ("test", "dev")} for c in configs}
     if freq is None:
         freq = corpus_frequencies(sources_dir) or self_frequencies([r for c in loaded.values() for r in c["test"]])
     report: dict = {"folder": str(folder), "frequency_source": freq.label, "bounds": {
@@ -191,7 +183,7 @@ def combined_report(folder: str | Path, configs: Sequence[str], sources_dir: str
     freq = corpus_frequencies(sources_dir)
     out = {}
     for c in configs:
-        rows = load_config(folder, c, "test")
+        rows = read_config(folder, c, "test")
         if not rows:
             continue
         base = TASK_BY_NAME.get(rows[0]["task"])

@@ -22,10 +22,9 @@ import random
 from datetime import date
 from pathlib import Path
 
+from ..paths import PROBES_DIR
 from ..schema import load_split, split_file
 from ..tasks import LETTERS, get_task
-
-PROBES_DIR = Path(__file__).resolve().parent.parent / "curated" / "probes"
 
 # What the four options are, for an examinee who cannot see the question (options-only mode).
 OPTION_NOTES = {

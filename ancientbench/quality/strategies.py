@@ -278,6 +278,7 @@ def same_syllable(it: Item, ctx: Context) -> list[float]:
     return [_any_char_with(o, lambda c: bool(toneless(c) & h)) for o in it.options]
 
 
+@cache  # pure in two characters; the glyph builders ask it for the same pairs millions of times
 def _closeness(a: str, b: str) -> float:
     return max((_initial_closeness(i1, i2) + _final_closeness(f1, f2)
                 for i1, f1, _ in initial_final_tone(a) for i2, f2, _ in initial_final_tone(b)), default=0.0)

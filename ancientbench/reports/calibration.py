@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
+from ..table import render
 from ..tasks import (
     COMPETENCIES,
     COMPETENCY_DISPLAY,
@@ -29,7 +30,6 @@ from ..tasks import (
     TASK_BY_NAME,
     TASK_NAMES,
 )
-from .table import render
 
 DEFAULT_BINS = 10
 

@@ -23,10 +23,10 @@ from pathlib import Path
 
 from ..aggregate import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED, aggregate
 from ..argtypes import non_negative_int
+from ..table import render
 from ..tasks import COMPETENCIES, COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES
 from .report import paired_bootstrap_diff
 from .results import ReportError, collect_result_files, display_name, load_result
-from .table import render
 
 EXACT_BELOW = 25  # discordant pairs below which McNemar uses the exact binomial test
 

@@ -28,7 +28,9 @@ from pathlib import Path
 
 from ..aggregate import aggregate
 from ..argtypes import non_negative_int
+from ..evaluation.layout import predictions_path, results_path
 from ..fileio import atomic_write
+from ..paths import PROBES_DIR
 from ..tasks import LETTERS, TASK_BY_NAME, TASK_NAMES
 
 REFERENCE_VERSION = "1"
@@ -93,7 +95,7 @@ def ai_examinee(tests: dict[str, list[dict]], probes_dir: Path | None = None) ->
 
     An answer is carried over by its option *text* (rebuilds reorder options): an item counts only when its four
     option texts are still the ones the quiz showed; later rounds win over earlier ones."""
-    probes_dir = probes_dir or Path(__file__).resolve().parents[1] / "curated" / "probes"
+    probes_dir = probes_dir or PROBES_DIR
     by_id = {r["id"]: r for rows in tests.values() for r in rows}
     answers: dict[str, tuple[str | None, str]] = {}  # item id -> (dataset letter answered, probe folder)
     stale: dict[str, int] = {}
@@ -132,7 +134,7 @@ def write_row(out: Path, slug: str, per_task: dict[str, tuple[list[dict], list[s
     agg = aggregate([p["pred"] == p["gold"] for p in preds], [p["task"] for p in preds])
     written = []
     for k in shots:
-        pf = folder / f"predictions_{k}shot.jsonl"
+        pf = predictions_path(folder, k)
         atomic_write(pf, "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in preds))
         results = {
             "ancientbench_version": __version__,
@@ -152,7 +154,7 @@ def write_row(out: Path, slug: str, per_task: dict[str, tuple[list[dict], list[s
             "reference": {"row": slug, "description": DESCRIPTIONS[slug], "seed": seed,
                           "per_task": {t: detail for t, (_, _, detail) in per_task.items()}},
         }
-        rf = folder / f"results_{k}shot.json"
+        rf = results_path(pf)
         atomic_write(rf, json.dumps(results, ensure_ascii=False, indent=1) + "\n")
         written.append(rf)
     return written

@@ -26,6 +26,7 @@ from ..aggregate import (
     bootstrap_ci,
 )
 from ..argtypes import non_negative_int
+from ..table import render
 from ..tasks import COMPETENCIES, COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES
 from .plots import radar_plot, task_bar_plot
 from .results import (
@@ -37,7 +38,6 @@ from .results import (
     label_results,
     load_result,
 )
-from .table import render
 
 PAPER_TABLE_NUMBER = {0: 2, 5: 3}  # the paper's Table 2 is zero-shot, Table 3 is 5-shot
 

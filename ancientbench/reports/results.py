@@ -14,10 +14,10 @@ from pathlib import Path
 
 from ..aggregate import aggregate
 from ..errors import AncientBenchError
+from ..evaluation.layout import RESULTS_GLOB, predictions_path
 from ..tasks import LETTERS, TASK_BY_NAME
 
 HUMAN_NAME = "Human"
-RESULTS_GLOB = "results_*shot.json"
 
 
 class ReportError(AncientBenchError, ValueError):
@@ -87,7 +87,7 @@ def _predictions_path(results_path: Path, data: dict) -> Path:
     if name:
         p = Path(name)
         candidates += [p] if p.is_absolute() else [results_path.parent / p.name, results_path.parent / p, p]
-    candidates.append(results_path.parent / f"predictions_{shots}shot.jsonl")
+    candidates.append(predictions_path(results_path.parent, shots))
     for c in candidates:
         if c.is_file():
             return c

@@ -10,7 +10,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Sequence
 
-from ..tasks import (
+from .tasks import (
     COMPETENCIES,
     COMPETENCY_DISPLAY,
     TASK_NAMES,

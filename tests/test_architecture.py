@@ -1,0 +1,140 @@
+"""The package's shape: no import cycle between its modules (counting the package ``__init__`` a submodule import
+runs), and every module importable on its own in a fresh interpreter. Layers: ``docs/architecture.md``."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from support import REPO_ROOT
+
+PACKAGE = REPO_ROOT / "ancientbench"
+
+
+def _modules() -> dict[str, Path]:
+    mods = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(REPO_ROOT).with_suffix("").parts
+        mods[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return mods
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the package modules it imports, anywhere in its file (a function-level import is still an
+    edge: hiding a cycle inside a function does not remove it), plus the packages whose ``__init__`` runs."""
+    mods = _modules()
+    graph: dict[str, set[str]] = defaultdict(set)
+    for name, path in mods.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else [])) \
+                    if node.level else (node.module or "")
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            for target in targets:
+                parts = target.split(".")
+                for k in range(1, len(parts) + 1):  # importing a.b.c runs a and a.b first
+                    mod = ".".join(parts[:k])
+                    if mod in mods and mod != name and not name.startswith(mod + "."):
+                        graph[name].add(mod)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle_in_the_package():
+    found = cycles(import_graph())
+    assert not found, "import cycles (move the shared fact down a layer, see docs/architecture.md): " + "; ".join(
+        " <-> ".join(c) for c in found)
+
+
+def test_every_module_imports_on_its_own():
+    """Each module, first in a fresh interpreter: an order-dependent import (a cycle papered over) fails here."""
+    names = [n for n in _modules() if not n.endswith("__main__")]
+    code = ("import importlib, sys\n"
+            "bad = []\n"
+            "for name in sys.argv[1:]:\n"
+            "    for m in [m for m in sys.modules if m.startswith('ancientbench')]:\n"
+            "        del sys.modules[m]\n"
+            "    try:\n"
+            "        importlib.import_module(name)\n"
+            "    except ImportError as e:\n"
+            "        if 'ancientbench' in str(e) or 'circular' in str(e):\n"
+            "            bad.append(f'{name}: {e}')\n"
+            "print('\\n'.join(bad))\n"
+            "sys.exit(1 if bad else 0)\n")
+    proc = subprocess.run([sys.executable, "-c", code, *names], capture_output=True, text=True, timeout=600, cwd=REPO_ROOT)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("lower, upper", [
+    ("ancientbench.paths", "ancientbench"),
+    ("ancientbench.tasks", "ancientbench"),
+    ("ancientbench.schema", "ancientbench"),
+    ("ancientbench.prompts", "ancientbench.evaluation"),
+    ("ancientbench.backends", "ancientbench.evaluation"),
+    ("ancientbench.builders", "ancientbench.evaluation"),
+    ("ancientbench.evaluation", "ancientbench.reports"),
+])
+def test_lower_layers_do_not_import_upper_ones(lower, upper):
+    """A module of ``lower`` imports nothing of ``upper`` (``ancientbench`` as upper: only the bottom modules)."""
+    graph = import_graph()
+    bottom = {"ancientbench.errors", "ancientbench.paths", "ancientbench.tasks", "ancientbench.schema"}
+    bad = []
+    for mod, targets in graph.items():
+        if mod != lower and not mod.startswith(lower + "."):
+            continue
+        for t in targets:
+            if upper == "ancientbench":
+                if t not in bottom and t != "ancientbench":
+                    bad.append(f"{mod} -> {t}")
+            elif t == upper or t.startswith(upper + "."):
+                bad.append(f"{mod} -> {t}")
+    assert not bad, "upward imports: " + ", ".join(sorted(bad))
