@@ -38,6 +38,7 @@ from collections import Counter
 from itertools import combinations
 from typing import NamedTuple
 
+from ..quality.strategies import ClosenessIndex
 from ..tasks import get_task
 from . import BuildContext
 from .common import BuildResult, Candidate, split_dev_test, task_rng
@@ -168,6 +169,7 @@ def build(ctx: BuildContext) -> BuildResult:
 
     # graphs that serve as a component somewhere (a phonetic or semantic part of an analysed character)
     component_graphs = sorted({g for ch in c25.chars() for g in c25.parts(ch) if known(g) and g not in template_chars}, key=ord)
+    near_index = ClosenessIndex(component_graphs)
 
     def related_to_key(d: str, ch: str, p: str, chain: list[str]) -> str | None:
         """Why d is not a provably wrong distractor (None: it is)."""
@@ -223,15 +225,16 @@ def build(ctx: BuildContext) -> BuildResult:
         in_char = {g for g in in_char if (uh.total_strokes(g) or 0) > 1}  # single strokes are not components a reader names
         comp_pool = [d for d in sorted(in_char - {p}, key=lambda g: (g != s, ord(g))) if related_to_key(d, ch, p, chain) is None]
         key_near = gc.mandarin_near(ch, p)
+        near = dict(zip(component_graphs, near_index.scores(ch).tolist()))  # gc.mandarin_near(ch, d) for every d
         sound_pool = []
         # look-alikes at least as near in Mandarin as the phonetic (sharing at least an initial or a final)
         for d in component_graphs:
-            near_enough = gc.mandarin_near(ch, d) >= max(key_near, 1)
+            near_enough = near[d] >= max(key_near, 1)
             if near_enough and d not in in_char_forms and not c25.contains(ch, d) and related_to_key(d, ch, p, chain) is None:
                 sound_pool.append(d)
         rng = task_rng(f"{TASK}:{ch}", ctx.seed)
         rng.shuffle(sound_pool)
-        sound_pool = sorted(sound_pool, key=lambda d: -gc.mandarin_near(ch, d))[:SOUND_POOL]
+        sound_pool = sorted(sound_pool, key=lambda d: -near[d])[:SOUND_POOL]
         # the phonetics of other characters written with S (耬: 井 of 耕, 云 of 耘): each composes with S too
         sib_of: dict[str, str] = {}
         for d, c in siblings.get(s, ()):

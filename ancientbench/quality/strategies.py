@@ -284,6 +284,48 @@ def _closeness(a: str, b: str) -> float:
                 for i1, f1, _ in initial_final_tone(a) for i2, f2, _ in initial_final_tone(b)), default=0.0)
 
 
+class ClosenessIndex:
+    """:func:`_closeness` of one character against a fixed list of graphs at once (numpy over every reading pair):
+    what the glyph builders need for each of thousands of characters against thousands of candidate graphs."""
+
+    def __init__(self, graphs: Sequence[str]):
+        import numpy as np
+
+        rows = [(j, i, f) for j, g in enumerate(graphs) for i, f, _ in initial_final_tone(g)]
+        self.size = len(graphs)
+        self._owner = np.array([r[0] for r in rows], dtype=np.int64)
+        # per side (initial, final): each reading's value id, and its class id (-1: empty or classless, never half-close)
+        self._sides = [self._side([r[1] for r in rows], lambda i: _INITIAL_CLASS.get(i)),
+                       self._side([r[2] for r in rows], _coda)]  # "" (an open final) is a coda class too
+
+    @staticmethod
+    def _side(values: list[str], cls: Callable[[str], object]) -> tuple:
+        import numpy as np
+
+        value_ids: dict[str, int] = {}
+        class_ids: dict[object, int] = {}
+        ids = np.array([value_ids.setdefault(v, len(value_ids)) for v in values], dtype=np.int64)
+        kinds = np.array([class_ids.setdefault(cls(v), len(class_ids)) if v and cls(v) is not None else -1 for v in values],
+                         dtype=np.int64)
+        return ids, kinds, value_ids, class_ids, cls
+
+    def scores(self, ch: str):
+        """An array: ``_closeness(ch, graphs[j])`` for every j (0.0 where either has no Mandarin reading)."""
+        import numpy as np
+
+        best = np.zeros(self.size)
+        for reading in initial_final_tone(ch):
+            part = np.zeros(len(self._owner))
+            for value, (ids, kinds, value_ids, class_ids, cls) in zip(reading[:2], self._sides):
+                same = ids == value_ids.get(value, -1)
+                part += same
+                kind = class_ids.get(cls(value), -1) if value and cls(value) is not None else -1
+                if kind != -1:
+                    part += 0.5 * (~same & (kinds == kind))
+            np.maximum.at(best, self._owner, part)
+        return best
+
+
 def nearest_initial_final(it: Item, ctx: Context) -> list[float]:
     if not it.head:
         return _flat(it)
