@@ -60,3 +60,17 @@ def test_trim_drops_only_items_above_the_bound():
     kept = gc.trim_to_bound(items, table, ["s"], {i: 0 for i in range(10)}, bound=0.3)
     assert set(range(4, 10)) <= set(kept) and len(kept) == 8  # 4/10 and 3/9 are above 0.3, 2/8 is not
 
+
+
+def test_closeness_index_equals_the_pairwise_closeness():
+    """The vectorised Mandarin closeness the phonetic_radical builder uses is the shared strategy's, pair by pair."""
+    import random
+
+    from ancientbench.quality.strategies import ClosenessIndex, _closeness
+
+    rng = random.Random(3)
+    pool = [chr(c) for c in range(0x4E00, 0x4E00 + 4000)]
+    graphs = rng.sample(pool, 600) + ["a", "〇"]  # a graph without a Mandarin reading scores 0 against everything
+    index = ClosenessIndex(graphs)
+    for ch in rng.sample(pool, 80) + ["〇"]:
+        assert index.scores(ch).tolist() == [_closeness(ch, g) for g in graphs], ch

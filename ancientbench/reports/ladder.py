@@ -11,7 +11,9 @@ Runs, into ``--out`` (default ``results/ladder``), each step resumable as ``eval
 4. ``report`` over all of them (Table-2-shaped tables with intervals, plots) into ``<out>/report``, printed, and
    ``compare`` of the mini-LM against tiny-random per shot setting (paired, ``<out>/compare_<mode>_<k>shot.json``);
 5. with ``--record``: the figures as ``results.json`` in the shipped mini-LM's folder (:func:`record`), from which
-   its model card and the dataset card's "Reference results" section are rendered.
+   its model card and the dataset card's "Reference results" section are rendered; ``compare`` files of the
+   fine-tuned mini-LM against it put in ``--out`` as ``compare_finetuned_<mode>_<k>shot.json`` (the paper's recipe in
+   miniature, docs/reference-results.md) are recorded too.
 """
 
 from __future__ import annotations
@@ -78,7 +80,10 @@ def record(out: str | Path, limit: int | None) -> dict:
         path = out / f"compare_{mode}_{k}shot.json"
         if path.is_file():
             compare[f"{mode}_{k}shot"] = json.loads(path.read_text(encoding="utf-8"))
-    rec = {"limit_per_task": limit, "settings": settings, "compare_with_tiny_random": compare}
+    # the paper's recipe in miniature (docs/reference-results.md): `compare FINETUNED BASE --json` files put here
+    finetuned = {p.stem.removeprefix("compare_finetuned_"): json.loads(p.read_text(encoding="utf-8"))
+                 for p in sorted(out.glob("compare_finetuned_*shot.json"))}
+    rec = {"limit_per_task": limit, "settings": settings, "compare_with_tiny_random": compare, "compare_finetuned": finetuned}
     rec["markdown"] = render_markdown(rec)
     return rec
 
@@ -111,6 +116,16 @@ def render_markdown(rec: dict) -> str:
                   "with its 95% paired bootstrap interval; pooled McNemar p):", "",
                   "| mini-LM setting | mini % | tiny-random % | difference | interval | p |", "|---|---:|---:|---:|---:|---:|"]
         for name, c in rec["compare_with_tiny_random"].items():
+            avg, micro = c["average"], c["micro_accuracy"]
+            lines.append(f"| {name.replace('_', ', ')} | {_pct(avg['a'])} | {_pct(avg['b'])} | {100 * avg['diff']:+.1f} | "
+                         f"{_ci(avg['ci'])} | {micro['mcnemar']['p_value']:.3g} |")
+        lines.append("")
+    if rec.get("compare_finetuned"):
+        lines += ["**mini-Ancient against ancientbench-mini**: the paper's fine-tuning recipe in miniature (`ancientbench "
+                  "finetune` on `finetune-data`'s instruction pairs, test items held out; commands in "
+                  "docs/reference-results.md), paired over the same items as above:", "",
+                  "| setting | mini-Ancient % | ancientbench-mini % | difference | interval | p |", "|---|---:|---:|---:|---:|---:|"]
+        for name, c in rec["compare_finetuned"].items():
             avg, micro = c["average"], c["micro_accuracy"]
             lines.append(f"| {name.replace('_', ', ')} | {_pct(avg['a'])} | {_pct(avg['b'])} | {100 * avg['diff']:+.1f} | "
                          f"{_ci(avg['ci'])} | {micro['mcnemar']['p_value']:.3g} |")
