@@ -111,26 +111,26 @@ def render_markdown(rec: dict) -> str:
         for r in rows:
             lines.append(f"| {r['label']} | " + " | ".join(_pct(r["tasks"].get(t, {}).get("accuracy")) for t in TASK_NAMES) + " |")
         lines.append("")
-    if rec["compare_with_tiny_random"]:
-        lines += ["**ancientbench-mini against tiny-random** (paired over the same items; average difference in points "
-                  "with its 95% paired bootstrap interval; pooled McNemar p):", "",
-                  "| mini-LM setting | mini % | tiny-random % | difference | interval | p |", "|---|---:|---:|---:|---:|---:|"]
-        for name, c in rec["compare_with_tiny_random"].items():
-            avg, micro = c["average"], c["micro_accuracy"]
-            lines.append(f"| {name.replace('_', ', ')} | {_pct(avg['a'])} | {_pct(avg['b'])} | {100 * avg['diff']:+.1f} | "
-                         f"{_ci(avg['ci'])} | {micro['mcnemar']['p_value']:.3g} |")
-        lines.append("")
-    if rec.get("compare_finetuned"):
-        lines += ["**mini-Ancient against ancientbench-mini**: the paper's fine-tuning recipe in miniature (`ancientbench "
-                  "finetune` on `finetune-data`'s instruction pairs, test items held out; commands in "
-                  "docs/reference-results.md), paired over the same items as above:", "",
-                  "| setting | mini-Ancient % | ancientbench-mini % | difference | interval | p |", "|---|---:|---:|---:|---:|---:|"]
-        for name, c in rec["compare_finetuned"].items():
-            avg, micro = c["average"], c["micro_accuracy"]
-            lines.append(f"| {name.replace('_', ', ')} | {_pct(avg['a'])} | {_pct(avg['b'])} | {100 * avg['diff']:+.1f} | "
-                         f"{_ci(avg['ci'])} | {micro['mcnemar']['p_value']:.3g} |")
-        lines.append("")
+    lines += _paired_table(rec["compare_with_tiny_random"], "mini-LM setting", "mini", "tiny-random",
+                           "**ancientbench-mini against tiny-random** (paired over the same items; average difference in "
+                           "points with its 95% paired bootstrap interval; pooled McNemar p):")
+    lines += _paired_table(rec.get("compare_finetuned"), "setting", "mini-Ancient", "ancientbench-mini",
+                           "**mini-Ancient against ancientbench-mini**: the paper's fine-tuning recipe in miniature "
+                           "(`ancientbench finetune` on `finetune-data`'s instruction pairs, test items held out; commands "
+                           "in docs/reference-results.md), paired over the same items as above:")
     return "\n".join(lines)
+
+
+def _paired_table(compares: dict | None, first: str, a: str, b: str, title: str) -> list[str]:
+    """Markdown of ``compare`` results (one row per setting: A %, B %, difference, interval, pooled McNemar p)."""
+    if not compares:
+        return []
+    lines = [title, "", f"| {first} | {a} % | {b} % | difference | interval | p |", "|---|---:|---:|---:|---:|---:|"]
+    for name, c in compares.items():
+        avg, micro = c["average"], c["micro_accuracy"]
+        lines.append(f"| {name.replace('_', ', ')} | {_pct(avg['a'])} | {_pct(avg['b'])} | {100 * avg['diff']:+.1f} | "
+                     f"{_ci(avg['ci'])} | {micro['mcnemar']['p_value']:.3g} |")
+    return [*lines, ""]
 
 
 def write_record(out: str | Path, limit: int | None) -> Path:
