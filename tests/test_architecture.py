@@ -138,3 +138,12 @@ def test_lower_layers_do_not_import_upper_ones(lower, upper):
             elif t == upper or t.startswith(upper + "."):
                 bad.append(f"{mod} -> {t}")
     assert not bad, "upward imports: " + ", ".join(sorted(bad))
+
+
+def test_every_subpackage_ships_in_the_wheel():
+    """pyproject lists packages by name: a new subpackage left out would import in a clone and fail when installed."""
+    import tomllib
+
+    listed = set(tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(REPO_ROOT).parts) for p in PACKAGE.rglob("__init__.py")}
+    assert found <= listed, f"subpackages missing from [tool.setuptools] packages: {sorted(found - listed)}"

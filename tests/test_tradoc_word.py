@@ -18,10 +18,11 @@ import pytest
 from ancientbench import DATASET_PATH
 from ancientbench.builders import BuildContext
 from ancientbench.builders import tradoc_word as tw
-from ancientbench.builders.common import SourceMissing, length_giveaway
+from ancientbench.builders.common import length_giveaway
 from ancientbench.builders.curated import load_entries
 from ancientbench.paths import CURATED_DIR
 from ancientbench.schema import DataError, load_split
+from ancientbench.sources import SourceMissing
 from ancientbench.tasks import LETTERS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -31,7 +32,7 @@ QUESTION = re.compile(r"^(.+?)「(.+)」中「(.+?)」一詞的意思是？$")
 
 @pytest.fixture(scope="module")
 def corpus():
-    from ancientbench.builders.classics import load_corpus
+    from ancientbench.sources.classics import load_corpus
 
     try:
         return load_corpus(SOURCES)
@@ -63,7 +64,7 @@ def test_every_row_has_a_subset_and_the_gloss_subset_is_capped(rows):
 
 def test_contexts_are_verbatim_in_the_cited_chapter(rows, corpus):
     """Independently of the builder: the quoted context is a substring of a sentence of the cited chapter."""
-    from ancientbench.builders.classics import BOOKS
+    from ancientbench.sources.classics import BOOKS
 
     by_title = {b.title: b.key for b in BOOKS}
     for r in in_context(rows):

@@ -10,9 +10,9 @@ import pytest
 
 from ancientbench.builders import curated as cur
 from ancientbench.builders import translation as tr
-from ancientbench.builders.common import SourceMissing
 from ancientbench.paths import DEFAULT_SOURCES_DIR
 from ancientbench.schema import DataError
+from ancientbench.sources import SourceMissing
 
 
 def _row(**over):
@@ -28,7 +28,7 @@ def _row(**over):
 
 @pytest.fixture(scope="module")
 def corpus():
-    from ancientbench.builders.classics import load_corpus
+    from ancientbench.sources.classics import load_corpus
 
     try:
         return load_corpus(DEFAULT_SOURCES_DIR)

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..paths import DEFAULT_SOURCES_DIR
+from ..sources import SourceMissing
 from ..tasks import TASK_NAMES, resolve_tasks
-from .common import BuildResult, SourceMissing, write_result
+from .common import BuildResult, write_result
 
 DEFAULT_SEED = 20241
 

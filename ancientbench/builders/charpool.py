@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
-from . import classics, guangyun, unihan
+from ..sources import classics, guangyun, unihan
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Builder of the ``cloze`` task: restore the masked character of a sentence from the classics.
 
-Owns turning the chinese-poetry classics (:mod:`ancientbench.builders.classics`) into 4-option cloze items:
+Owns turning the chinese-poetry classics (:mod:`ancientbench.sources.classics`) into 4-option cloze items:
 
 * **Blank.** One content character (not a particle, pronoun or negator; see ``FUNCTION_WORDS``) of a
   sentence of 10–40 characters, at least two characters from either end, that does not occur elsewhere in
@@ -33,8 +33,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from . import BuildContext
-from .classics import (
+from ..sources.classics import (
     BOOK_BY_KEY,
     QUOTES,
     SOURCE_LABEL,
@@ -47,6 +46,7 @@ from .classics import (
     tang_bigrams,
     variant_key,
 )
+from . import BuildContext
 from .common import BuildResult, Candidate, split_dev_test, task_rng
 
 TASK = "cloze"
@@ -140,7 +140,7 @@ def _display_sentence(text: str) -> tuple[str, list[int]]:
 
 
 def build(ctx: BuildContext) -> BuildResult:
-    from . import unihan as unihan_mod
+    from ..sources import unihan as unihan_mod
 
     corpus = load_corpus(ctx.sources_dir)
     uh = unihan_mod.load()

@@ -13,13 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import AncientBenchError
 from ..schema import FIELDS, split_file, validate_rows, write_jsonl
 from ..tasks import LETTERS
-
-
-class SourceMissing(AncientBenchError, RuntimeError):
-    """A build source is not installed; the message says which one and the command that installs it."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +106,6 @@ __all__ = [
     "FIELDS",
     "BuildResult",
     "Candidate",
-    "SourceMissing",
     "place_options",
     "split_dev_test",
     "task_rng",

@@ -248,7 +248,7 @@ def write_entries(task: str, rows: list[dict], path: str | Path) -> None:
 # ---- script of an item (questions are worded in the script of their context) -----------------------
 
 def _opencc(config: str):
-    from .classics import _converter
+    from ..sources.classics import _converter
 
     return _converter(config)
 

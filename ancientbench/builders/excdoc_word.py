@@ -43,7 +43,7 @@ _CITED = re.compile(r"《([^》·]+)(?:·([^》]+))?》")
 
 def _fold(text: str) -> str:
     """Comparison key: editorial readings in （…） and marks 〈〉 dropped, OpenCC t2s, letters and digits only."""
-    from .classics import fold
+    from ..sources.classics import fold
 
     text = re.sub(r"（[^）]{1,4}）", "", text)
     return "".join(ch for ch in fold(text) if ch.isalnum())

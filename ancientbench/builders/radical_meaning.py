@@ -36,10 +36,10 @@ import re
 from collections import Counter
 from itertools import combinations
 
+from ..sources.guangyun import gloss_segments, meaning_text, strip_editorial
 from . import radical as radical_task
 from .charpool import Sources, load_sources
 from .common import BuildResult, Candidate, split_dev_test, task_rng
-from .guangyun import gloss_segments, meaning_text, strip_editorial
 from .tradoc_word import FUNCTION_CHARS, english_words
 
 TASK = "radical_meaning"

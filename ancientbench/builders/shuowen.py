@@ -25,7 +25,8 @@ from pathlib import Path
 
 from ..paths import CURATED_DIR
 from ..schema import read_config
-from .common import BuildResult, Candidate, SourceMissing, split_dev_test, task_rng
+from ..sources import SourceMissing
+from .common import BuildResult, Candidate, split_dev_test, task_rng
 
 SOURCE_LABEL = "說文解字 (shuowenjiezi/shuowen, Apache-2.0; user-supplied, not redistributed)"
 _FANQIE = re.compile(r"^(.)(.)切$")
@@ -92,7 +93,7 @@ def analyse(explanation: str) -> Analysis:
 
 
 def _is_han(ch: str) -> bool:
-    from .classics import is_han
+    from ..sources.classics import is_han
 
     return bool(ch) and is_han(ch)
 
@@ -149,7 +150,7 @@ def _target(row: dict) -> str:
 
 def same_graph(a: str, b: str, uh) -> bool:
     """One graph: equal, equal after the classics corpus's variant fold, or Unihan variants of each other."""
-    from .classics import fold
+    from ..sources.classics import fold
 
     return a == b or fold(a) == fold(b) or (uh is not None and (b in uh.variants(a) or a in uh.variants(b)))
 
@@ -190,7 +191,7 @@ def _fig(agree: int, compared: int, what: str) -> dict:
 
 def agreement(folder: str | Path, shuowen_dir: str | Path) -> dict[str, dict]:
     """Agreement of a dataset folder's answers with 說文解字; only tasks present in the folder are measured."""
-    from . import guangyun, unihan
+    from ..sources import guangyun, unihan
 
     sw = load(shuowen_dir)
     folder = Path(folder)
@@ -269,8 +270,8 @@ def agreement(folder: str | Path, shuowen_dir: str | Path) -> dict[str, dict]:
 
 
 def _known_chars(ctx) -> frozenset[str]:
-    from . import unihan
-    from .classics import load_corpus
+    from ..sources import unihan
+    from ..sources.classics import load_corpus
 
     uh = unihan.load()
     chars = set(uh.core_chars())
@@ -283,7 +284,7 @@ def _known_chars(ctx) -> frozenset[str]:
 
 def _frequencies(ctx):
     from ..quality.strategies import Frequencies
-    from .classics import load_corpus
+    from ..sources.classics import load_corpus
 
     try:
         corpus = load_corpus(ctx.sources_dir)
@@ -331,7 +332,7 @@ def _alternatives(pool: list[str], key: str, ctx, fixed: tuple[str, ...] = (), n
 def build_pronunciation(ctx, sw: Shuowen) -> BuildResult:
     """大徐 fanqie. Distractors: other 大徐 fanqie sharing the upper or the lower speller whose spelled
     音韻地位 (tshet-uinh) is disjoint from every 廣韻 reading of the target and from the answer's."""
-    from . import guangyun
+    from ..sources import guangyun
 
     gy = guangyun.load()
     known = _known_chars(ctx)
@@ -379,7 +380,7 @@ def build_radical(ctx, sw: Shuowen) -> BuildResult:
     """540 部. Distractors: other 部首 — components of the character first, then its Kangxi radical, then
     部首 of characters sharing a component; a distractor may not be the character's 部 in any 說文 entry
     nor a variant form of it."""
-    from . import unihan
+    from ..sources import unihan
 
     uh = unihan.load()
     known = _known_chars(ctx)
@@ -425,7 +426,7 @@ def build_phonetic_radical(ctx, sw: Shuowen) -> BuildResult:
     """从X Y聲. Options: Y, X (the semantic component), and phonetics of other characters of the same 部;
     a distractor may not be any graph the entry calls 聲 (plain, 亦, 省), nor share a Karlgren series with
     the character or Y (Unihan kGSR), nor be a graph whose 說文 analysis contains Y."""
-    from . import unihan
+    from ..sources import unihan
 
     uh = unihan.load()
     known = _known_chars(ctx)
@@ -508,7 +509,7 @@ def build_radical_meaning(ctx, sw: Shuowen) -> BuildResult:
     """說文 gloss of the 部首. Distractors: glosses of other 部首 of similar length that share no content
     character with the target's gloss (說文 boilerplate such as 也/象形/从 ignored) and do not contain the
     target graph; the distractor 部首 may not be a variant of the target."""
-    from . import unihan
+    from ..sources import unihan
 
     uh = unihan.load()
     dropped: Counter = Counter()

@@ -5,7 +5,7 @@
   short modern-Chinese definition each, classical or ``modern``: 古今異義) and, where the word is also an
   ``excdoc_word`` entry, the excdoc key it pairs with; ``curated/tradoc_word.jsonl`` records per item the
   book, chapter, the context and the sense meant. The context must occur verbatim in one sentence of that
-  chapter of npm ``chinese-poetry`` (:mod:`ancientbench.builders.classics`), in the books it ships in
+  chapter of npm ``chinese-poetry`` (:mod:`ancientbench.sources.classics`), in the books it ships in
   traditional script (孟子, 大學, 中庸, 古文觀止; 論語, 詩經, 楚辭 are shipped simplified and are not used), and
   the word must occur in it exactly once. The answer is the sense's definition; the three distractors are
   the word's *other* senses (one modern sense where the word has one), never leaving the answer the odd one
@@ -45,12 +45,12 @@ from pathlib import Path
 
 from ..paths import CURATED_DIR
 from ..schema import DataError
+from ..sources.classics import SOURCE_LABEL as SOURCE_LABEL_CP
+from ..sources.classics import is_han, load_corpus
+from ..sources.guangyun import Reading, gloss_segments, meaning_text
 from .charpool import Sources, load_sources
-from .classics import SOURCE_LABEL as SOURCE_LABEL_CP
-from .classics import is_han, load_corpus
 from .common import BuildResult, Candidate, length_giveaway, split_dev_test, task_rng
 from .curated import KEY_RE, SOURCE, parse_lines
-from .guangyun import Reading, gloss_segments, meaning_text
 
 TASK = "tradoc_word"
 TEMPLATE = "《廣韻》釋「{char}」爲？"
@@ -136,7 +136,7 @@ def english_words(src: Sources, char: str) -> frozenset[str]:
 
 def distractor_problem(src: Sources, target: str, d_char: str, d_gloss: str) -> str | None:
     """Why gloss ``d_gloss`` (of ``d_char``) cannot be a wrong option for ``target`` (None: provably not its gloss)."""
-    from .classics import fold
+    from ..sources.classics import fold
 
     if d_char == target or d_char in src.u.variants(target) or target in src.u.variants(d_char) or fold(d_char) == fold(target):
         return "headword_is_the_target_or_a_variant"
@@ -371,7 +371,7 @@ def locate(corpus, book: str, chapter: str, context: str):
 
 def source_label(corpus, sentence) -> str:
     """How the question names the text: 《孟子·梁惠王上》, 《左傳·鄭伯克段於鄢》, 韓愈《師說》."""
-    from .classics import BOOK_BY_KEY
+    from ..sources.classics import BOOK_BY_KEY
 
     book = BOOK_BY_KEY[sentence.book]
     if sentence.book != "guwenguanzhi":

@@ -63,7 +63,7 @@ NON_ANTHOLOGISED_MIN_SHARE = 0.5
 
 def anthologised(entry, corpus) -> str | None:
     """Why an entry counts as from a most-anthologised passage (a short reason), or None."""
-    from .classics import fold, han_only
+    from ..sources.classics import fold, han_only
 
     book, ctx = entry["book"], entry["context"]
     matches = [m for m in corpus.contains(ctx) if corpus_book_title(m.book) == book] or corpus.contains(ctx)
@@ -94,7 +94,7 @@ SECTION_OPENINGS: tuple[str, ...] = ("孟子曰", "孟子見", "孟子謂", "孟
 
 def canon_piece(corpus, book: str, chapter: str, index: int) -> str | None:
     """The marker of the school-canon piece that paragraph ``index`` of a chapter belongs to, or None."""
-    from .classics import fold, han_only
+    from ..sources.classics import fold, han_only
 
     paras = sorted((p for p in corpus.passages if p.book == book and p.chapter == chapter), key=lambda p: p.index)
     current = None
@@ -111,7 +111,7 @@ def canon_piece(corpus, book: str, chapter: str, index: int) -> str | None:
 
 
 def corpus_book_title(book_key: str) -> str:
-    from .classics import BOOK_BY_KEY
+    from ..sources.classics import BOOK_BY_KEY
 
     return BOOK_BY_KEY[book_key].title
 
@@ -147,7 +147,7 @@ def summary(corpus) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     from ..paths import DEFAULT_SOURCES_DIR
-    from .classics import load_corpus
+    from ..sources.classics import load_corpus
 
     s = summary(load_corpus(DEFAULT_SOURCES_DIR))
     for k, v in s.items():

@@ -10,7 +10,7 @@ What goes in (all traditional script in the package, read as written):
 What is held out, generously, since a later data version may draw new test items:
 
 - **whole books**: the seven books the context tasks draw from (論語, 孟子, 大學, 中庸, 詩經, 楚辭, 古文觀止,
-  :data:`ancientbench.builders.classics.BOOKS`) are not read at all, nor 唐詩三百首 (a subset of 全唐詩);
+  :data:`ancientbench.sources.classics.BOOKS`) are not read at all, nor 唐詩三百首 (a subset of 全唐詩);
 - **sentences and facts**: every remaining document is run through ``finetune_data``'s leakage check against the
   held-out test *and* dev items of every config and the team-curated files; a document it flags (a run of 8 Han
   characters, folded with OpenCC t2s, shared with a held-out sentence; or a 「…」 mention of a test target beside
@@ -29,9 +29,9 @@ import re
 from pathlib import Path
 from typing import Iterator
 
-from ..builders.classics import PACKAGE, SOURCE_LABEL, corpus_root
 from ..finetune_data import HeldOut, Pair, add_test_items, find_leaks, held_out_targets, pair_leaks
 from ..schema import load_split
+from ..sources.classics import PACKAGE, SOURCE_LABEL, corpus_root
 from ..tasks import TASK_NAMES
 
 TANG_GLOB = "quantangshi/poet.tang.*.json"

@@ -6,7 +6,7 @@ letter 25% ± 1.5%), and the accuracy of every knowledge-free shortcut strategy 
 :mod:`ancientbench.quality.strategies` (form, Mandarin, glyph), each bounded at 30% on every task; the one
 exception is a task's ``answer_rule`` (a strategy that *is* the knowledge the task names, e.g. the phonetic
 series on ``phonetic_radical``): printed, marked, not bounded. Ties are scored fairly (1/k). Character frequencies come from the chinese-poetry classics
-(:mod:`ancientbench.builders.classics`) when installed, otherwise from the audited items themselves (the
+(:mod:`ancientbench.sources.classics`) when installed, otherwise from the audited items themselves (the
 output says which). With ``--shuowen DIR`` the agreement of the answers with 說文解字 is measured too
 (:mod:`ancientbench.builders.shuowen`). ``--strict`` exits 1 when a bound is broken.
 """
@@ -36,9 +36,9 @@ BALANCE_TOLERANCE = 0.015  # each letter 25% ± 1.5 points (test split)
 
 def corpus_frequencies(sources_dir: str | Path | None = None) -> Frequencies | None:
     """Character frequencies of the chinese-poetry classics (traditional forms), or None when not installed."""
-    from ..builders.classics import SOURCE_LABEL, load_corpus
-    from ..builders.common import SourceMissing
     from ..paths import DEFAULT_SOURCES_DIR
+    from ..sources import SourceMissing
+    from ..sources.classics import SOURCE_LABEL, load_corpus
 
     try:
         corpus = load_corpus(Path(sources_dir) if sources_dir else DEFAULT_SOURCES_DIR)

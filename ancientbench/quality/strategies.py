@@ -19,7 +19,7 @@ out), unrelated_glyph (the option sharing no graph with the others), most/least_
 question_overlap, unigram_lm), *mandarin* (pypinyin, all heteronyms: same_syllable_tone, same_syllable,
 nearest_initial_final, fanqie_mandarin and fanqie_mandarin_toneless: a 反切 option read through Mandarin,
 upper speller -> initial, lower speller -> final (and tone)), *glyph* (decompositions of
-:mod:`ancientbench.builders.decomposition`: is_component: the option is a part of the head character;
+:mod:`ancientbench.sources.decomposition`: is_component: the option is a part of the head character;
 shares_component; same_phonetic_series: Unihan kGSR series or kPhonetic group shared with the head;
 most_populous_radical: the option that writes the Kangxi radical Unihan files the most characters under;
 not_a_radical: the option that writes no Kangxi radical;
@@ -116,7 +116,7 @@ class Context:
 
     @cached_property
     def unihan(self):
-        from ..builders import unihan
+        from ..sources import unihan
 
         return unihan.load(self.unihan_dir)
 
@@ -204,7 +204,7 @@ def most_central(it: Item, ctx: Context) -> list[float]:
 
 
 def _graphs(option: str) -> frozenset[str]:
-    from ..builders.decomposition import graph_set
+    from ..sources.decomposition import graph_set
 
     out: set[str] = set()
     for c in chars(option):
@@ -214,7 +214,7 @@ def _graphs(option: str) -> frozenset[str]:
 
 def most_central_glyph(it: Item, ctx: Context) -> list[float]:
     # the option whose parts are the other options (斯 beside 其 and 斤): other options it contains or lies in
-    from ..builders.decomposition import components, fold
+    from ..sources.decomposition import components, fold
 
     folded = [fold(o) for o in it.options]
     parts = [components(o) if len(o) == 1 else frozenset() for o in it.options]
@@ -363,7 +363,7 @@ def fanqie_mandarin_toneless(it: Item, ctx: Context) -> list[float]:
 
 
 def is_component(it: Item, ctx: Context) -> list[float]:
-    from ..builders.decomposition import components, fold
+    from ..sources.decomposition import components, fold
 
     if not it.head:
         return _flat(it)
@@ -381,7 +381,7 @@ def shares_component(it: Item, ctx: Context) -> list[float]:
 @cache
 def _radical_population(unihan_dir: str | None) -> tuple[dict[str, int], dict[str, str]]:
     """(Kangxi radical number -> characters Unihan files under it, graph -> the radical number it writes)."""
-    from ..builders import unihan
+    from ..sources import unihan
 
     u = unihan.load(unihan_dir)
     pop: Counter = Counter()
@@ -414,7 +414,7 @@ def composes_with_option(it: Item, ctx: Context) -> list[float]:
     """The option that writes a two-part character together with another option (女 + 旦 -> 妲), the one with
     more strokes of the pair a little ahead: a reader rebuilds the hidden character from the options and
     takes its complex part (usually the phonetic). Needs no question."""
-    from ..builders.decomposition import fold, two_part_characters
+    from ..sources.decomposition import fold, two_part_characters
 
     pairs = two_part_characters()
     scores = [0.0] * len(it.options)
@@ -434,7 +434,7 @@ def composes_sounding(it: Item, ctx: Context) -> list[float]:
     """The option that writes, with another option, a character whose Mandarin reading is close to a third
     option's (九 with 酒 beside 酉 and 氵: 氵 + 酉 = 酒 sounds like 九), the one with more strokes of the pair a
     little ahead: sound-alike distractors betray the hidden character's sound, the options its shape."""
-    from ..builders.decomposition import fold, two_part_characters
+    from ..sources.decomposition import fold, two_part_characters
 
     pairs = two_part_characters()
     scores = [0.0] * len(it.options)
@@ -453,7 +453,7 @@ def composes_sounding(it: Item, ctx: Context) -> list[float]:
 
 @cache
 def _radical_parents(option: str, unihan_dir: str | None) -> frozenset[str]:
-    from ..builders.decomposition import components, fold
+    from ..sources.decomposition import components, fold
 
     _, writes = _radical_population(unihan_dir)
     f = fold(option)
@@ -464,7 +464,7 @@ def odd_family(it: Item, ctx: Context) -> list[float]:
     """The option outside the others' family: not a part of another option, not containing one, and not a piece
     of a Kangxi radical another option is a piece of too (廿, 十, 口 all lie in 革): distractors cut from one
     radical leave the key alone."""
-    from ..builders.decomposition import components, fold
+    from ..sources.decomposition import components, fold
 
     opts = it.options
     if any(len(o) != 1 for o in opts):

