@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 from ancientbench import DATASET_PATH
-from ancientbench.builders import BuildContext, shuowen
+from ancientbench.builders import BuildContext
+from ancientbench.builders import shuowen as shuowen_builder
 from ancientbench.builders.common import write_result
+from ancientbench.quality import agreement
 from ancientbench.schema import load_split, read_jsonl, split_file, validate_rows
-from ancientbench.sources import SourceMissing
+from ancientbench.sources import SourceMissing, shuowen
 from ancientbench.tasks import LETTERS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -98,7 +100,7 @@ def test_variant_answers_and_distractors_check_against_shuowen(variants, sw):
         assert row[row["answer"]] == a.phonetic
         called = set(a.plain) | set(a.yisheng) | set(a.shengsheng)
         assert all(row[L] not in called for L in LETTERS if L != row["answer"])
-    heads = {e.wordhead: shuowen._gloss(e) for e in sw.section_heads()}
+    heads = {e.wordhead: shuowen_builder._gloss(e) for e in sw.section_heads()}
     for row in results["radical_meaning_shuowen"].test:
         head = row["question"].split("「", 1)[1][0]
         assert row[row["answer"]] == heads[head]
@@ -126,7 +128,7 @@ def figs(sw):
     for task in ("phonetic_radical", "radical", "pronunciation"):
         if not split_file(DATASET_PATH, task, "test").is_file():
             pytest.skip(f"committed {task} data absent")
-    return shuowen.agreement(DATASET_PATH, SHUOWEN)
+    return agreement.agreement(DATASET_PATH, SHUOWEN)
 
 
 def test_agreement_with_committed_answers(figs, capsys):
@@ -163,7 +165,7 @@ def test_every_listed_graph_pair_is_needed_and_names_its_items(sw):
     rows = load_split(DATASET_PATH, "phonetic_radical", "test") + load_split(DATASET_PATH, "phonetic_radical", "dev")
     touched: dict[frozenset, set[str]] = {}
     for r in rows:
-        ch = shuowen._target(r)
+        ch = agreement._target(r)
         plain = [a.phonetic for a in (shuowen.analyse(e.explanation) for e in sw.get(ch)) if a.phonetic]
         answer = r[r["answer"]]
         if plain and not any(shuowen.same_graph(answer, p, uh) for p in plain):

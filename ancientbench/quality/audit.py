@@ -8,7 +8,7 @@ exception is a task's ``answer_rule`` (a strategy that *is* the knowledge the ta
 series on ``phonetic_radical``): printed, marked, not bounded. Ties are scored fairly (1/k). Character frequencies come from the chinese-poetry classics
 (:mod:`ancientbench.sources.classics`) when installed, otherwise from the audited items themselves (the
 output says which). With ``--shuowen DIR`` the agreement of the answers with 說文解字 is measured too
-(:mod:`ancientbench.builders.shuowen`). ``--strict`` exits 1 when a bound is broken.
+(:mod:`ancientbench.quality.agreement`). ``--strict`` exits 1 when a bound is broken.
 """
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
             if r["accuracy"] > COMBINED_BOUND + 1e-12:
                 report["configs"][c]["violations"].append(f"combined predictor = {r['accuracy']:.1%} (> {COMBINED_BOUND:.0%})")
     if args.shuowen:
-        from ..builders.shuowen import agreement
+        from .agreement import agreement
 
         report["agreement"] = agreement(folder, Path(args.shuowen))
     print(json.dumps(report, ensure_ascii=False, indent=1) if args.json else format_table(report))

@@ -1,0 +1,125 @@
+"""Agreement of a dataset folder's answers with 說文解字 (``ancientbench audit --shuowen DIR``): phonetic_radical
+answers vs the ``从X Y聲`` analysis, per written form and at the level of graphs (plain 聲 only; 亦聲/省聲 counted
+apart), Kangxi radicals (radical task) vs the 說文 部, and 廣韻 fanqie (pronunciation task) vs 大徐 fanqie, both as
+identical spelling and as "the 大徐 fanqie can spell the 廣韻 音韻地位" (tshet-uinh 執行反切).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..schema import read_config
+from ..sources import SourceMissing
+from ..sources.shuowen import analyse, load, same_graph, same_graph_listed
+
+
+def _target(row: dict) -> str:
+    """The character a glyph/sound question is about: the first character inside 「」."""
+    return row["question"].split("「", 1)[1][0] if "「" in row["question"] else ""
+
+
+def _rows(folder: Path, config: str) -> list[dict]:
+    return read_config(folder, config, "test") + read_config(folder, config, "dev")
+
+
+def _fig(agree: int, compared: int, what: str) -> dict:
+    return {"agree": agree, "compared": compared, "rate": (agree / compared if compared else 0.0), "what": what}
+
+
+def agreement(folder: str | Path, shuowen_dir: str | Path) -> dict[str, dict]:
+    """Agreement of a dataset folder's answers with 說文解字; only tasks present in the folder are measured."""
+    from ..sources import guangyun, unihan
+
+    sw = load(shuowen_dir)
+    folder = Path(folder)
+    try:
+        uh = unihan.load()
+    except SourceMissing:
+        uh = None
+    out: dict[str, dict] = {}
+
+    rows = _rows(folder, "phonetic_radical")
+    if rows:
+        agree = graph_agree = compared = special = in_sw = 0
+        for r in rows:
+            entries = sw.get(_target(r))
+            if not entries:
+                continue
+            in_sw += 1
+            answer = r[r["answer"]]
+            analyses = [analyse(e.explanation) for e in entries]
+            if any(a.yisheng or a.shengsheng for a in analyses):
+                special += 1
+            plain = [a.phonetic for a in analyses if a.phonetic]
+            if plain:
+                compared += 1
+                agree += any(same_graph(answer, p, uh) for p in plain)
+                graph_agree += any(same_graph_listed(answer, p, uh, _target(r)) for p in plain)
+        out["phonetic_radical"] = _fig(agree, compared, "our 聲符 = 說文 Y in 从X Y聲 (items whose 說文 entry gives one plain Y聲)")
+        out["phonetic_radical_graph"] = _fig(graph_agree, compared, "the same, at the level of graphs: forms Unihan does not "
+                                             "link counted as one graph where curated/shuowen_graph_pairs.tsv says so")
+        out["phonetic_radical_special"] = _fig(special, in_sw, "items whose 說文 entry says 亦聲 or 省聲 (we reject such analyses)")
+
+    rows = _rows(folder, "radical")
+    if rows:
+        agree = compared = 0
+        for r in rows:
+            entries = sw.get(_target(r))
+            if not entries:
+                continue
+            compared += 1
+            answer = r[r["answer"]]
+            agree += any(same_graph(answer, e.radical, uh) for e in entries)
+        out["radical"] = _fig(agree, compared, "Kangxi radical (our answer) = 說文 部 (540 sections)")
+
+    rows = _rows(folder, "pronunciation")
+    if rows:
+        try:
+            gy = guangyun.load()
+        except SourceMissing:
+            gy = None
+        same = compared = spell = spell_compared = 0
+        for r in rows:
+            ch = _target(r)
+            fq = [e.fanqie for e in sw.get(ch) if e.fanqie]
+            if not fq:
+                continue
+            answer = r[r["answer"]].removesuffix("切")
+            compared += 1
+            same += answer in fq
+            if gy is not None:
+                ours = gy.fanqie_statuses(answer[0], answer[1]) or frozenset()
+                target_status = ours & gy.statuses_of(ch)
+                results = [gy.fanqie_statuses(f[0], f[1]) for f in fq]
+                if target_status and any(x is not None for x in results):
+                    spell_compared += 1
+                    spell += any(x is not None and (x & target_status) for x in results)
+        out["pronunciation_spelling"] = _fig(same, compared, "廣韻 fanqie (our answer) spelled exactly as the 大徐 fanqie")
+        if gy is not None:
+            out["pronunciation_status"] = _fig(
+                spell, spell_compared, "the 大徐 fanqie can spell the 廣韻 音韻地位 of our answer (tshet-uinh 執行反切)"
+            )
+    return out
+
+
+def add_arguments(p) -> None:  # pragma: no cover - convenience entry point, the CLI path is `audit --shuowen`
+    p.add_argument("shuowen", metavar="DIR")
+    p.add_argument("--data", default=None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m ancientbench.quality.agreement DIR [--data FOLDER]``: print the agreement figures."""
+    import argparse
+
+    from .. import DATASET_PATH
+
+    p = argparse.ArgumentParser(description=main.__doc__)
+    add_arguments(p)
+    args = p.parse_args(argv)
+    for name, fig in agreement(Path(args.data or DATASET_PATH), Path(args.shuowen)).items():
+        print(f"{name}: {fig['agree']}/{fig['compared']} = {fig['rate'] * 100:.1f}% ({fig['what']})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
