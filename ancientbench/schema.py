@@ -114,6 +114,12 @@ def validate_rows(rows: Iterable[object], file: str | Path, *, task: str | None 
     return out
 
 
+def not_utf8(err: UnicodeDecodeError, *, of_line: bool = False) -> str:
+    """The one wording of a decoding error: the first bad byte, counted from 1, and what to do."""
+    where = " of the line" if of_line else ""
+    return f"not UTF-8 (byte {err.start + 1}{where} is 0x{err.object[err.start]:02x}); save the file as UTF-8"
+
+
 def read_jsonl(path: str | Path) -> list[object]:
     """Parse a UTF-8 JSONL file (a leading BOM and trailing blank lines are accepted); any line that is not UTF-8,
     not JSON, holds a lone surrogate, or is blank between rows raises a DataError naming the file and line."""
@@ -131,7 +137,7 @@ def read_jsonl(path: str | Path) -> list[object]:
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise DataError(path, line_no, None, f"not UTF-8 (byte {e.start + 1} of the line is 0x{line[e.start]:02x}); save the file as UTF-8") from None
+            raise DataError(path, line_no, None, not_utf8(e, of_line=True)) from None
         if not text.strip():
             raise DataError(path, line_no, None, "empty line between rows")
         try:

@@ -35,6 +35,7 @@ from typing import Any
 
 from .errors import AncientBenchError
 from .fileio import atomic_write
+from .schema import not_utf8
 
 STATE_FILE = "suite_state.json"
 LISTABLE = ("backend", "mode", "shots")
@@ -179,7 +180,7 @@ def load_suite(path: str | Path, *, output: str | Path | None = None) -> Suite:
     except yaml.YAMLError as e:
         raise SuiteError(f"{path}: not valid YAML ({e})") from None
     except UnicodeDecodeError as e:
-        raise SuiteError(f"{path}: not UTF-8 (byte {e.start} is 0x{e.object[e.start]:02x}); save the file as UTF-8") from None
+        raise SuiteError(f"{path}: {not_utf8(e)}") from None
     if not isinstance(raw, dict):
         raise SuiteError(f"{path}: expected a mapping with a 'models' list")
     unknown = sorted(set(raw) - set(TOP_KEYS))

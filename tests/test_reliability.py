@@ -692,12 +692,12 @@ def test_sidecar_of_the_wrong_shape_is_one_line(tmp_path, capsys, fixture_data):
 
 
 @case("files", "a suite, results or predictions file that is not UTF-8",
-      "exit 2: `s.yaml: not UTF-8 (byte 24 is 0xff)` / `results_0shot.json: not UTF-8` / `predictions_0shot.jsonl, line 3: not UTF-8`")
+      "exit 2: `s.yaml: not UTF-8 (byte 25 is 0xff); save the file as UTF-8` / `results_0shot.json: not UTF-8 (byte 1 is 0xff)` / `predictions_0shot.jsonl, line 3: not UTF-8 (byte 1 of the line is 0xff)`")
 def test_non_utf8_suite_results_and_predictions_are_one_line(tmp_path, capsys, fixture_data):
     suite = tmp_path / "s.yaml"
     suite.write_bytes(b"tasks: [cloze]\nmodels: [\xff\xfe]\n")
     assert _cli("run", str(suite)) == 2
-    assert f"{suite}: not UTF-8 (byte 24 is 0xff)" in capsys.readouterr().err
+    assert f"{suite}: not UTF-8 (byte 25 is 0xff); save the file as UTF-8" in capsys.readouterr().err
     out = tmp_path / "o"
     assert _cli(*_eval_args(fixture_data, out, tasks=("cloze", "radical"))) == 0
     [results] = list(out.rglob("results_0shot.json"))
@@ -707,10 +707,10 @@ def test_non_utf8_suite_results_and_predictions_are_one_line(tmp_path, capsys, f
     capsys.readouterr()
     assert _cli("report", str(results), "--out", str(tmp_path / "r")) == 2
     n = len(predictions.read_bytes().splitlines())
-    assert f"{predictions}, line {n}: not UTF-8" in capsys.readouterr().err
+    assert f"{predictions}, line {n}: not UTF-8 (byte 1 of the line is 0xff)" in capsys.readouterr().err
     results.write_bytes(b"\xff\xfe{}")
     assert _cli("report", str(results), "--out", str(tmp_path / "r")) == 2
-    assert f"{results}: not UTF-8 (byte 0 is 0xff)" in capsys.readouterr().err
+    assert f"{results}: not UTF-8 (byte 1 is 0xff)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", ["report", "compare", "reference"])

@@ -15,6 +15,7 @@ from pathlib import Path
 from ..aggregate import aggregate
 from ..errors import AncientBenchError
 from ..evaluation.layout import RESULTS_GLOB, predictions_path
+from ..schema import not_utf8
 from ..tasks import LETTERS, TASK_BY_NAME
 
 HUMAN_NAME = "Human"
@@ -105,8 +106,7 @@ def read_predictions(path: Path) -> list[dict]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as e:
-                raise ReportError(f"{path}, line {line_no}: not UTF-8 (byte {e.start} of the line is "
-                                  f"0x{raw[e.start]:02x})") from None
+                raise ReportError(f"{path}, line {line_no}: {not_utf8(e, of_line=True)}") from None
             if not line.strip():
                 continue
             try:
@@ -165,7 +165,7 @@ def load_result(path: str | Path) -> Result:
     except json.JSONDecodeError as e:
         raise ReportError(f"{path}: not valid JSON ({e.msg}, line {e.lineno})") from None
     except UnicodeDecodeError as e:
-        raise ReportError(f"{path}: not UTF-8 (byte {e.start} is 0x{e.object[e.start]:02x})") from None
+        raise ReportError(f"{path}: {not_utf8(e)}") from None
     except OSError as e:
         raise ReportError(f"{path}: cannot read ({e.strerror})") from None
     if not isinstance(data, dict):
