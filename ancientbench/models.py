@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import AncientBenchError
+from .fileio import atomic_write
 from .paths import cache_root
 
 
@@ -168,10 +169,7 @@ def weights_sha256(folder: str | Path, *, use_cache: bool = True) -> str | None:
         lines.append(f"{p.relative_to(folder).as_posix()}\t{digest}\n")
     if use_cache and changed:
         try:
-            cache_file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(cache, indent=0))
-            tmp.replace(cache_file)
+            atomic_write(cache_file, json.dumps(cache, indent=0))
         except OSError:  # read-only home: hashing still worked, only the cache is not kept
             pass
     return hashlib.sha256("".join(lines).encode()).hexdigest()
@@ -332,23 +330,17 @@ def load_model(
     kwargs = {"revision": revision, "trust_remote_code": trust_remote_code, "dtype": torch_dtype}
     if device_map == "auto":
         kwargs["device_map"] = "auto"
+    what, hint = f"the tokenizer files in {name} could not be read", ""
     try:
         tokenizer = load_tokenizer(path, revision=revision, trust_remote_code=trust_remote_code)
+        what, hint = f"the weights or config in {name} could not be loaded", "; is a file truncated or from another model?"
+        model = causal_lm_from_pretrained(path, **kwargs)
     except OSError as err:  # transformers: not on the Hub, offline without a cached copy, files missing
         raise ModelNotFoundError(f"model {name!r} could not be loaded: {err}") from err
-    except Exception as err:  # a local folder's broken tokenizer.json/tokenizer_config.json: a user file, one line
+    except Exception as err:  # a local folder's file that does not parse (a user file: one line), else a bug
         if not Path(path).is_dir():
             raise
-        raise ModelError(f"the tokenizer files in {name} could not be read ({type(err).__name__}: {err})") from err
-    try:
-        model = causal_lm_from_pretrained(path, **kwargs)
-    except OSError as err:
-        raise ModelNotFoundError(f"model {name!r} could not be loaded: {err}") from err
-    except Exception as err:  # a truncated or corrupt weights file/config.json of a local folder
-        if not Path(path).is_dir():
-            raise
-        raise ModelError(f"the weights or config in {name} could not be loaded ({type(err).__name__}: {err}); "
-                         f"is a file truncated or from another model?") from err
+        raise ModelError(f"{what} ({type(err).__name__}: {err}){hint}") from err
     if device_map is None:
         model = model.to(dev)
     model.eval()
