@@ -198,18 +198,6 @@ def build_phonetic_radical(ctx, sw: Shuowen) -> BuildResult:
     for ch, (p, _) in parsed.items():
         by_section[sw.get(ch)[0].radical][p] += 1
 
-    def contains(g: str, part: str, depth: int = 6) -> bool:
-        stack, seen = [(g, 0)], set()
-        while stack:
-            x, d = stack.pop()
-            if x == part:
-                return True
-            if x in seen or d >= depth:
-                continue
-            seen.add(x)
-            stack.extend((c, d + 1) for e in sw.get(x) for c in e.components if c != x)
-        return False
-
     items = []
     for ch in sorted(sw.by_head, key=lambda c: sw.by_head[c][0].id):
         if ch not in parsed:
@@ -228,7 +216,7 @@ def build_phonetic_radical(ctx, sw: Shuowen) -> BuildResult:
 
         def ok(d: str) -> bool:
             return (d in known and d not in called and d != ch and not (uh.gsr_series(d) & series)
-                    and not contains(d, p) and not same_graph(d, p, uh))
+                    and not sw.contains(d, p) and not same_graph(d, p, uh))
 
         if not ok(sem[0]):
             dropped["semantic component fails the checker"] += 1

@@ -18,8 +18,13 @@ def _target(row: dict) -> str:
     return row["question"].split("「", 1)[1][0] if "「" in row["question"] else ""
 
 
-def _rows(folder: Path, config: str) -> list[dict]:
-    return read_config(folder, config, "test") + read_config(folder, config, "dev")
+def _answered(folder: Path, config: str, sw) -> list[tuple[str, list, str]] | None:
+    """(target character, its 說文 entries, our answer) for the config's test and dev rows whose target 說文 has;
+    None when the folder has no rows of the config (nothing to measure)."""
+    rows = read_config(folder, config, "test") + read_config(folder, config, "dev")
+    if not rows:
+        return None
+    return [(_target(r), sw.get(_target(r)), r[r["answer"]]) for r in rows if sw.get(_target(r))]
 
 
 def _fig(agree: int, compared: int, what: str) -> dict:
@@ -38,15 +43,10 @@ def agreement(folder: str | Path, shuowen_dir: str | Path) -> dict[str, dict]:
         uh = None
     out: dict[str, dict] = {}
 
-    rows = _rows(folder, "phonetic_radical")
-    if rows:
-        agree = graph_agree = compared = special = in_sw = 0
-        for r in rows:
-            entries = sw.get(_target(r))
-            if not entries:
-                continue
-            in_sw += 1
-            answer = r[r["answer"]]
+    rows = _answered(folder, "phonetic_radical", sw)
+    if rows is not None:
+        agree = graph_agree = compared = special = 0
+        for ch, entries, answer in rows:
             analyses = [analyse(e.explanation) for e in entries]
             if any(a.yisheng or a.shengsheng for a in analyses):
                 special += 1
@@ -54,37 +54,29 @@ def agreement(folder: str | Path, shuowen_dir: str | Path) -> dict[str, dict]:
             if plain:
                 compared += 1
                 agree += any(same_graph(answer, p, uh) for p in plain)
-                graph_agree += any(same_graph_listed(answer, p, uh, _target(r)) for p in plain)
+                graph_agree += any(same_graph_listed(answer, p, uh, ch) for p in plain)
         out["phonetic_radical"] = _fig(agree, compared, "our 聲符 = 說文 Y in 从X Y聲 (items whose 說文 entry gives one plain Y聲)")
         out["phonetic_radical_graph"] = _fig(graph_agree, compared, "the same, at the level of graphs: forms Unihan does not "
                                              "link counted as one graph where curated/shuowen_graph_pairs.tsv says so")
-        out["phonetic_radical_special"] = _fig(special, in_sw, "items whose 說文 entry says 亦聲 or 省聲 (we reject such analyses)")
+        out["phonetic_radical_special"] = _fig(special, len(rows), "items whose 說文 entry says 亦聲 or 省聲 (we reject such analyses)")
 
-    rows = _rows(folder, "radical")
-    if rows:
-        agree = compared = 0
-        for r in rows:
-            entries = sw.get(_target(r))
-            if not entries:
-                continue
-            compared += 1
-            answer = r[r["answer"]]
-            agree += any(same_graph(answer, e.radical, uh) for e in entries)
-        out["radical"] = _fig(agree, compared, "Kangxi radical (our answer) = 說文 部 (540 sections)")
+    rows = _answered(folder, "radical", sw)
+    if rows is not None:
+        agree = sum(any(same_graph(answer, e.radical, uh) for e in entries) for _, entries, answer in rows)
+        out["radical"] = _fig(agree, len(rows), "Kangxi radical (our answer) = 說文 部 (540 sections)")
 
-    rows = _rows(folder, "pronunciation")
-    if rows:
+    rows = _answered(folder, "pronunciation", sw)
+    if rows is not None:
         try:
             gy = guangyun.load()
         except SourceMissing:
             gy = None
         same = compared = spell = spell_compared = 0
-        for r in rows:
-            ch = _target(r)
-            fq = [e.fanqie for e in sw.get(ch) if e.fanqie]
+        for ch, entries, answer in rows:
+            fq = [e.fanqie for e in entries if e.fanqie]
             if not fq:
                 continue
-            answer = r[r["answer"]].removesuffix("切")
+            answer = answer.removesuffix("切")
             compared += 1
             same += answer in fq
             if gy is not None:

