@@ -7,9 +7,11 @@ import argparse
 import json
 import subprocess
 import sys
+from collections import Counter
 
 import pytest
 
+from ancientbench import DATASET_PATH
 from ancientbench.quality import audit
 from ancientbench.quality import strategies as S
 from ancientbench.schema import read_jsonl, split_file, write_jsonl
@@ -328,3 +330,37 @@ def test_the_combined_predictor_finds_a_non_monotonic_cue_and_nothing_in_noise()
     noise = _rows_with_length_cue(300, False, seed=1)
     r = combined_predictor(noise, Context(self_frequencies(noise)))
     assert r["ci95"][0] <= 0.25 + 0.05 and r["accuracy"] < 0.35
+
+
+@pytest.mark.parametrize("task", ["radical", "phonetic_radical", "homophone", "pronunciation"])
+def test_pool_scores_equal_every_strategy_called_item_by_item(task):
+    """PoolScores (the glyph builders' fast path: each strategy's parts computed once per pool) gives, for every
+    combination of a pool, the credits every strategy gives when called on that combination: real items whose
+    pools mix several items' options, and a planted pool where the pair and triple strategies fire."""
+    import random
+    from itertools import combinations
+
+    from ancientbench.quality.audit import self_frequencies
+    from ancientbench.schema import load_split
+
+    rows = load_split(DATASET_PATH, task, "test")
+    ctx = S.Context(self_frequencies(rows))
+    rng = random.Random(7)
+    cases = []
+    for r in rng.sample(rows, 25):
+        item, gold = S.item_from_row(r)
+        others = [o for other in rng.sample(rows, 2) for o in S.item_from_row(other)[0].options]
+        pool = list(dict.fromkeys([item.options[gold], *item.options, *others]))
+        cases.append((r["question"], pool))
+    cases.append(("「酒」字的聲符是哪一個？", ["九", "氵", "酉", "木", "廿", "十", "口", "革", "女", "旦"]))
+    fired = Counter()
+    for question, pool in cases:
+        key, rest = pool[0], [o for o in pool[1:] if o != pool[0]]
+        combos = [[key, *t] for t in combinations(rest, 3)][:60]
+        got = S.PoolScores(task, question, pool, ctx, list(S.STRATEGIES)).credits(combos, 0)
+        for k, c in enumerate(combos):
+            want = S.credits(S.Item.make(task, question, c), 0, ctx)
+            assert {n: got[n][k] for n in want} == want, (question, c)
+            fired.update(n for n, v in want.items() if v not in (0.0, 0.25))
+    if task == "radical":  # the decomposed shapes were exercised, not only the flat ones
+        assert {"most_central_glyph", "odd_family", "composes_with_option", "composes_sounding"} <= set(fired)

@@ -67,14 +67,7 @@ def credit_table(task: str, items: Items, freq, extra: Mapping[str, ExtraStrateg
                  skip: Sequence[str] = ()) -> tuple[list[str], list[list[dict[str, float]]]]:
     """(strategy names, credits of the key for every item's every triple): every shared strategy except the
     task-level ones (option recurrence: :func:`add_option_frequency`) and ``skip``, plus ``extra``."""
-    from ..quality.strategies import (
-        STRATEGIES,
-        TASK_LEVEL,
-        Context,
-        Item,
-        credits,
-        strategy_credit,
-    )
+    from ..quality.strategies import STRATEGIES, TASK_LEVEL, Context, PoolScores, strategy_credit
 
     extra = extra or {}
     shared = [n for n in STRATEGIES if n not in TASK_LEVEL and n not in skip]
@@ -84,13 +77,13 @@ def credit_table(task: str, items: Items, freq, extra: Mapping[str, ExtraStrateg
     ctx = Context(freq)
     table = []
     for q, a, alts in items:
-        row = []
-        for t in alts:
-            opts = [a, *t]
-            c = credits(Item.make(task, q, opts), 0, ctx, shared)
+        combos = [[a, *t] for t in alts]
+        pool = PoolScores(task, q, list(dict.fromkeys(o for c in combos for o in c)), ctx, shared)
+        by_name = pool.credits(combos, 0)
+        row = [{name: by_name[name][k] for name in shared} for k in range(len(combos))]
+        for c, opts in zip(row, combos):
             for name, fn in extra.items():
                 c[name] = strategy_credit(fn(q, opts), 0)
-            row.append(c)
         table.append(row)
     return [*shared, *extra], table
 

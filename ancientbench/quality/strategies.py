@@ -49,6 +49,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
+from itertools import combinations
 from typing import NamedTuple
 
 from ..tasks import LETTERS
@@ -509,6 +510,19 @@ FAMILY: dict[str, str] = {
     **{n: "glyph" for n in ("is_component", "shares_component", "same_phonetic_series", "most_populous_radical",
                             "not_a_radical", "composes_with_option", "composes_sounding", "odd_family")},
 }
+# How a strategy's score of an option depends on the other options, so that :class:`PoolScores` can score every
+# combination drawn from one pool of options with each part computed once: "option" reads the option alone,
+# "pair" sums a score over each other option, "triple" keeps the best over each pair of other options.
+SHAPE: dict[str, str] = {
+    **{n: "option" for n in ("longest", "shortest", "most_frequent_option", "least_frequent_option", "most_strokes",
+                             "most_frequent_char", "rarest_char", "question_overlap", "unigram_lm",
+                             "same_syllable_tone", "same_syllable", "nearest_initial_final", "fanqie_mandarin",
+                             "fanqie_mandarin_toneless", "is_component", "shares_component", "same_phonetic_series",
+                             "most_populous_radical", "not_a_radical")},
+    **{n: "pair" for n in ("most_central", "most_central_glyph", "least_central_glyph", "unrelated_glyph",
+                           "composes_with_option", "odd_family")},
+    "composes_sounding": "triple",
+}
 BOUND = 0.30  # every strategy at or below 30% on every task (issue 12), except a task's answer_rule (tasks.py)
 # Need the whole task (option counts), so builders balance them from running counts.
 TASK_LEVEL = ("most_frequent_option", "least_frequent_option")
@@ -524,6 +538,77 @@ def strategy_credit(scores: Sequence[float], gold: int) -> float:
 def credits(item: Item, gold: int, ctx: Context, names: Sequence[str] | None = None) -> dict[str, float]:
     """The credit each strategy earns on one item."""
     return {n: strategy_credit(STRATEGIES[n](item, ctx), gold) for n in (names or STRATEGIES)}
+
+
+class PoolScores:
+    """Every strategy's scores for the items that share one question and draw their options from one ``pool``
+    (a glyph builder's key and candidate distractors, scored over every triple): :meth:`credits` equals
+    :func:`credits` on ``Item.make(task, question, options)`` for each combination, with each strategy's parts
+    (``SHAPE``) computed once per pool and combined with numpy rather than once per combination. Pair and triple
+    parts are only taken apart when the pool's options are distinct single characters (what the glyph tasks
+    hold, and where ``odd_family`` is not flat); otherwise those strategies are called on each combination."""
+
+    def __init__(self, task: str, question: str, pool: Sequence[str], ctx: Context, names: Sequence[str]):
+        import numpy as np
+
+        self.pool = Item.make(task, question, pool)
+        self.ctx, self.names = ctx, list(names)
+        opts = self.pool.options
+        self.index = {o: i for i, o in enumerate(opts)}
+        parted = len(self.index) == len(opts) and all(len(o) == 1 for o in opts)
+        self.shape = {n: SHAPE.get(n, "item") if parted or SHAPE.get(n) == "option" else "item" for n in self.names}
+        self.part: dict[str, object] = {}
+        n = len(opts)
+        for name in self.names:
+            fn, shape = STRATEGIES[name], self.shape[name]
+            if shape == "option":
+                self.part[name] = np.array(fn(self.pool, ctx), dtype=float)
+            elif shape == "pair":  # [i, j]: what option j adds to option i's score
+                pair = np.zeros((n, n))
+                for i in range(n):
+                    for j in range(i + 1, n):
+                        pair[i, j], pair[j, i] = fn(self.pool._replace(options=(opts[i], opts[j])), ctx)
+                self.part[name] = pair
+            elif shape == "triple":  # [i, j, k]: option i's score beside options j and k alone
+                best = np.zeros((n, n, n))
+                for i in range(n):
+                    for j in range(i + 1, n):
+                        for k in range(j + 1, n):
+                            a, b, c = fn(self.pool._replace(options=(opts[i], opts[j], opts[k])), ctx)
+                            best[i, j, k] = best[i, k, j] = a
+                            best[j, i, k] = best[j, k, i] = b
+                            best[k, i, j] = best[k, j, i] = c
+                self.part[name] = best
+
+    def credits(self, combos: Sequence[Sequence[str]], gold: int) -> dict[str, list[float]]:
+        """{strategy name: the credit of option ``gold`` in each combination} (every combination the same size)."""
+        import numpy as np
+
+        if not combos:
+            return {name: [] for name in self.names}
+        idx = np.array([[self.index[o.strip()] for o in c] for c in combos], dtype=np.int64).reshape(len(combos), -1)
+        width = idx.shape[1]
+        distinct = all(len(set(row)) == width for row in idx.tolist())
+        out = {}
+        for name in self.names:
+            shape, part = self.shape[name], self.part.get(name)
+            if shape == "item" or not distinct:
+                out[name] = [strategy_credit(STRATEGIES[name](Item.make(self.pool.task, self.pool.question, c),
+                                                              self.ctx), gold) for c in combos]
+                continue
+            if shape == "option":
+                s = part[idx]
+            elif shape == "pair":
+                s = part[idx[:, :, None], idx[:, None, :]].sum(axis=2)  # the diagonal is 0
+            else:
+                s = np.zeros(idx.shape)
+                for p in range(width):
+                    others = [q for q in range(width) if q != p]
+                    for q, r in combinations(others, 2):
+                        s[:, p] = np.maximum(s[:, p], part[idx[:, p], idx[:, q], idx[:, r]])
+            win = np.abs(s - s.max(axis=1, keepdims=True)) <= 1e-12  # strategy_credit's ties
+            out[name] = np.where(win[:, gold], 1.0 / win.sum(axis=1), 0.0).tolist()
+        return out
 
 
 def guesses(item: Item, ctx: Context, names: Sequence[str] | None = None) -> dict[str, list[int]]:
@@ -578,6 +663,8 @@ __all__ = [
     "Context",
     "Frequencies",
     "Item",
+    "PoolScores",
+    "SHAPE",
     "accuracies",
     "chars",
     "credits",
