@@ -557,28 +557,34 @@ class PoolScores:
         self.index = {o: i for i, o in enumerate(opts)}
         parted = len(self.index) == len(opts) and all(len(o) == 1 for o in opts)
         self.shape = {n: SHAPE.get(n, "item") if parted or SHAPE.get(n) == "option" else "item" for n in self.names}
-        self.part: dict[str, object] = {}
         n = len(opts)
-        for name in self.names:
-            fn, shape = STRATEGIES[name], self.shape[name]
-            if shape == "option":
-                self.part[name] = np.array(fn(self.pool, ctx), dtype=float)
-            elif shape == "pair":  # [i, j]: what option j adds to option i's score
-                pair = np.zeros((n, n))
-                for i in range(n):
-                    for j in range(i + 1, n):
-                        pair[i, j], pair[j, i] = fn(self.pool._replace(options=(opts[i], opts[j])), ctx)
-                self.part[name] = pair
-            elif shape == "triple":  # [i, j, k]: option i's score beside options j and k alone
-                best = np.zeros((n, n, n))
-                for i in range(n):
-                    for j in range(i + 1, n):
-                        for k in range(j + 1, n):
-                            a, b, c = fn(self.pool._replace(options=(opts[i], opts[j], opts[k])), ctx)
-                            best[i, j, k] = best[i, k, j] = a
-                            best[j, i, k] = best[j, k, i] = b
-                            best[k, i, j] = best[k, j, i] = c
-                self.part[name] = best
+        # option: a score per pool option; pair [i, j]: what option j adds to option i's score; triple [i, j, k]:
+        # option i's score beside options j and k alone. Pairs and triples are filled as combinations need them
+        self.part = {name: np.array(STRATEGIES[name](self.pool, ctx), dtype=float) for name in self.names
+                     if self.shape[name] == "option"}
+        self.part.update({name: np.zeros((n,) * (2 if self.shape[name] == "pair" else 3)) for name in self.names
+                          if self.shape[name] in ("pair", "triple")})
+        self._done: set[tuple[int, ...]] = set()
+
+    def _fill(self, idx) -> None:
+        """Score the pairs and triples of pool options that the combinations ``idx`` hold and no call has scored yet."""
+        opts = self.pool.options
+        sizes = {2 if shape == "pair" else 3 for shape in self.shape.values() if shape in ("pair", "triple")}
+        need = {sub for row in idx.tolist() for size in sizes for sub in combinations(sorted(row), size)} - self._done
+        for sub in sorted(need):
+            item = self.pool._replace(options=tuple(opts[i] for i in sub))
+            for name in self.names:
+                shape, part = self.shape[name], self.part.get(name)
+                if shape == "pair" and len(sub) == 2:
+                    i, j = sub
+                    part[i, j], part[j, i] = STRATEGIES[name](item, self.ctx)
+                elif shape == "triple" and len(sub) == 3:
+                    i, j, k = sub
+                    a, b, c = STRATEGIES[name](item, self.ctx)
+                    part[i, j, k] = part[i, k, j] = a
+                    part[j, i, k] = part[j, k, i] = b
+                    part[k, i, j] = part[k, j, i] = c
+        self._done |= need
 
     def credits(self, combos: Sequence[Sequence[str]], gold: int) -> dict[str, list[float]]:
         """{strategy name: the credit of option ``gold`` in each combination} (every combination the same size)."""
@@ -589,6 +595,8 @@ class PoolScores:
         idx = np.array([[self.index[o.strip()] for o in c] for c in combos], dtype=np.int64).reshape(len(combos), -1)
         width = idx.shape[1]
         distinct = all(len(set(row)) == width for row in idx.tolist())
+        if distinct:
+            self._fill(idx)
         out = {}
         for name in self.names:
             shape, part = self.shape[name], self.part.get(name)
