@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .backends.base import BACKENDS, DEFAULT_BACKEND, MODES, non_default_backend
 from .errors import AncientBenchError
 from .fileio import atomic_write
 from .schema import not_utf8
@@ -51,7 +52,7 @@ SERVER_KEYS = ("base_url", "api_key_env", "concurrency", "timeout", "max_retries
 ENTRY_KEYS = ("model", "label", *LISTABLE, *EVAL_KEYS, *SERVER_KEYS)
 TOP_KEYS = ("name", "output", "report", "defaults", "models")
 REPORT_KEYS = ("out", "plots", "resamples", "seed", "bins")
-DEFAULTS = {"backend": "hf", "mode": "letter", "shots": [0, 5]}
+DEFAULTS = {"backend": DEFAULT_BACKEND, "mode": "letter", "shots": [0, 5]}
 # what a cell may fail with that the user can fix (as cli.main; bugs keep their traceback); ANCIENTBENCH_DEBUG=1 raises
 CELL_ERRORS = (AncientBenchError,)
 
@@ -100,7 +101,7 @@ def _default_label(model: str, backend: str, mode: str, chat: bool) -> str:
     name = model.rstrip("/\\")
     if "/" in name and (Path(name).is_absolute() or name.startswith((".", "~"))):
         name = Path(name).name
-    extra = [x for x in (backend if backend not in ("hf", "tiny-random") else None,
+    extra = [x for x in (non_default_backend(backend),
                          mode if mode != "letter" else None,
                          "chat" if chat and mode != "generate" else None) if x]
     return name + (f" ({', '.join(extra)})" if extra else "")
@@ -169,8 +170,6 @@ def _check_types(schema, value: dict, where: str) -> None:
 def load_suite(path: str | Path, *, output: str | Path | None = None) -> Suite:
     """Read and check a suite file; errors name the file, the model entry and the key."""
     import yaml
-
-    from .backends.base import BACKENDS, MODES
 
     path = Path(path)
     try:
@@ -294,7 +293,7 @@ def run_cell(cell: Cell, output: Path, *, progress: bool = True) -> Path:
     o = dict(cell.options)
     kwargs: dict[str, Any] = {EVAL_KEYS[k]: o[k] for k in EVAL_KEYS if k in o}
     # only what differs from eval's defaults is passed, so a plain hf letter suite needs nothing more
-    if cell.backend != "hf":
+    if cell.backend != DEFAULT_BACKEND:
         kwargs["backend"] = cell.backend
     if cell.mode != "letter":
         kwargs["mode"] = cell.mode

@@ -10,6 +10,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Sequence
 
+from .backends.base import non_default_backend
 from .tasks import (
     COMPETENCIES,
     COMPETENCY_DISPLAY,
@@ -62,7 +63,7 @@ def results_table(results: Sequence[dict]) -> str:
     for r in results:
         name = r["model"]["name_or_path"]
         flags = [f"{r['setting']['shots']}-shot"]
-        if r["setting"].get("backend", "hf") not in ("hf", "tiny-random"):
+        if non_default_backend(r["setting"].get("backend")):
             flags.append(r["setting"]["backend"])
         if r["setting"].get("mode", "letter") != "letter":
             flags.append(r["setting"]["mode"])

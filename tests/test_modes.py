@@ -294,3 +294,26 @@ def test_generate_resumes_after_an_interruption_without_asking_twice(fixture_dat
     assert all(r["pred"] == "A" for r in read_jsonl(res["predictions_file"]))
     with pytest.warns(UserWarning, match="max_new_tokens"):  # another answer budget is another setting
         assert evaluate_model("scripted-model", max_new_tokens=7, **kw)[0]["timing"]["items_resumed"] == 0
+
+
+def test_backend_capabilities_live_on_the_class(monkeypatch):
+    """The results family and in-process batching are read from the backend class (no list of names elsewhere):
+    a backend registered at run time in hf's family shares its folders and resume fingerprint."""
+    from ancientbench.backends import base
+
+    class Twin(Scripted):
+        name = "twin"
+        family = "hf"
+        batches_in_process = True
+
+    monkeypatch.setitem(base.BACKENDS, "twin", "tests:Twin")
+    monkeypatch.setitem(base._loaded, "twin", Twin)
+    monkeypatch.setitem(base.BACKENDS, "scripted", "tests:Scripted")
+    monkeypatch.setitem(base._loaded, "scripted", Scripted)
+    assert Settings(backend="twin").output_name("m") == "m" and Settings(backend="twin").fingerprint({})["backend"] == "hf"
+    assert Settings(backend="tiny-random").fingerprint({})["backend"] == "hf"
+    assert Settings(backend="scripted").output_name("m") == "m-scripted"
+    assert Settings(backend="openai", mode="ppl").output_name("m") == "m-openai-ppl"
+    assert base.non_default_backend("twin") is None and base.non_default_backend("scripted") == "scripted"
+    assert base.results_family("not-registered-here") == "not-registered-here"
+    assert HFBackend.batches_in_process and not base.get_backend("openai").batches_in_process

@@ -39,7 +39,9 @@ What a backend must implement (subclass :class:`Backend`, then register it, see 
   counts as wrong. Errors of the setup (bad key, unreachable server, tokenizer that cannot read a letter)
   are raised as a :class:`~ancientbench.errors.AncientBenchError` subclass.
 - optionally ``stats() -> dict``: figures for the results' ``setting`` block (batch size reached, letter
-  token ids, requests retried, ...), and ``close()``.
+  token ids, requests retried, ...), and ``close()``; and the class attributes ``family`` (the backend whose
+  letter/ppl predictions it reproduces: shared output folders and resume fingerprint, as ``tiny-random`` shares
+  ``hf``'s) and ``batches_in_process`` (it pads prompts into batches itself, so resume rescores whole blocks).
 
 Prompts: a :class:`Prompt` is plain text split into a ``prefix`` shared by many items (instruction and
 exemplars; backends may cache its KV state) and the item's ``suffix``, plus ``chat``: render
@@ -194,6 +196,12 @@ class Backend(ABC):
 
     name: ClassVar[str] = ""
     modes: ClassVar[tuple[str, ...]] = ()
+    # backends whose letter/ppl predictions equal another backend's name it here (tiny-random: "hf"); they then
+    # share its output folders and resume fingerprint. "" = a family of its own
+    family: ClassVar[str] = ""
+    # pads letter/ppl prompts into batches in this process, so a batch's make-up can change a log-prob's last
+    # bits: the evaluation layer then rescores whole blocks on resume, never single items
+    batches_in_process: ClassVar[bool] = False
 
     @classmethod
     @abstractmethod
@@ -288,6 +296,25 @@ def get_backend(name: str) -> type[Backend]:
     return cls
 
 
+def results_family(name: str) -> str:
+    """The backend whose predictions ``name``'s equal (``Backend.family``), ``name`` itself when it has none or
+    is not registered here (a results file from a plugin backend)."""
+    try:
+        cls = get_backend(name)
+    except BackendError:
+        return name
+    return cls.family or cls.name or name
+
+
+DEFAULT_BACKEND = "hf"
+
+
+def non_default_backend(name: str | None) -> str | None:
+    """``name`` where a label must show it (its family is not the default backend's), else None."""
+    name = name or DEFAULT_BACKEND
+    return name if results_family(name) != results_family(DEFAULT_BACKEND) else None
+
+
 def load_backend(name: str, config: BackendConfig) -> Backend:
     """Load backend ``name`` with ``config``."""
     return get_backend(name).load(config)
@@ -296,5 +323,6 @@ def load_backend(name: str, config: BackendConfig) -> Backend:
 __all__ = [
     "BACKENDS", "BACKEND_HELP", "MODES", "Backend", "BackendConfig", "BackendError", "GenerateRequest",
     "GenerateResult", "LetterRequest", "LetterResult", "LoglikelihoodRequest", "LoglikelihoodResult", "OnDone",
-    "Prompt", "UnsupportedModeError", "get_backend", "load_backend", "register_backend",
+    "DEFAULT_BACKEND", "Prompt", "UnsupportedModeError", "get_backend", "load_backend", "register_backend",
+    "non_default_backend", "results_family",
 ]

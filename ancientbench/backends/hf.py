@@ -66,6 +66,8 @@ def _sha(text: str | None) -> str | None:
 
 class HFBackend(Backend):
     name = "hf"
+    family = "hf"  # subclasses on other weights (tiny-random) stay in it
+    batches_in_process = True
     modes = ("letter", "ppl", "generate")
 
     def __init__(self, model, tokenizer, info: dict | None = None, *, batch_size=8, prefix_cache="auto",

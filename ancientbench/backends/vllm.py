@@ -42,6 +42,7 @@ CHUNK = 512  # requests per vLLM call: large enough to keep the engine busy, sma
 
 class VLLMBackend(Backend):
     name = "vllm"
+    batches_in_process = True
     modes = ("letter", "ppl", "generate")
 
     def __init__(self, llm, config: BackendConfig):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..argtypes import positive_int
-from ..backends.base import BACKEND_HELP, BACKENDS, MODES, BackendConfig
+from ..backends.base import BACKEND_HELP, BACKENDS, DEFAULT_BACKEND, MODES, BackendConfig
 from ..errors import AncientBenchError
 from .settings import DEFAULT_MAX_NEW_TOKENS
 
@@ -38,7 +38,7 @@ def add_arguments(parser) -> None:
                      + "\nmodes:\n" + "\n".join(f"  {m:<12} {MODE_HELP[m]}" for m in MODES))
     parser.add_argument("--model", required=True,
                         help="Hub id, local model folder, 'ancientbench-mini' (the shipped classical mini-LM), 'tiny-random' (built-in smoke model), or a served model's name")
-    parser.add_argument("--backend", default="hf", metavar="NAME",
+    parser.add_argument("--backend", default=DEFAULT_BACKEND, metavar="NAME",
                         help=f"how the model is run: {', '.join(BACKENDS)} (default hf; see below)")
     parser.add_argument("--mode", choices=MODES, default="letter", help="how an answer is scored (default letter; see below)")
     parser.add_argument("--max-new-tokens", type=positive_int, default=DEFAULT_MAX_NEW_TOKENS,

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from ..backends.base import (
+    DEFAULT_BACKEND,
     Backend,
     BackendConfig,
     GenerateRequest,
@@ -255,8 +256,6 @@ def score_task(
 # sorting keeps batches tight (bundled set, 0-shot, batch 128: +1.2% padded tokens vs one sort per task; 256
 # would be +9%); small enough that a resume rescores little (at most one block per partly done task).
 BLOCK_ITEMS = 1024
-# backends that pad prompts into batches in this process, so a batch's make-up can change a log-prob's last bits
-BATCHED_BACKENDS = ("hf", "tiny-random", "vllm")
 
 
 def _blocks(rows: Sequence[dict]) -> list[list[dict]]:
@@ -353,7 +352,7 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
     # as in an uninterrupted run and its log-probs are bit-identical (same batches, same padding). Items
     # stored for another version of their row (stale) are scored alone; so is everything in generate mode
     # and on a server (one request per item: no batches to keep; and a server must not be asked twice).
-    whole_blocks = settings.mode != "generate" and backend.name in BATCHED_BACKENDS
+    whole_blocks = settings.mode != "generate" and type(backend).batches_in_process
     stale_ids = set(stale)
     block_of: dict[str, str] = {}
     todo: dict[str, list[dict]] = {}
@@ -551,7 +550,7 @@ def evaluate_model(
     overwrite: bool = False,
     progress: bool = True,
     circular: bool = False,
-    backend: str | Backend = "hf",
+    backend: str | Backend = DEFAULT_BACKEND,
     mode: str = "letter",
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
     log_samples: bool = False,
@@ -580,13 +579,13 @@ def evaluate_model(
     from ..tiny import TINY_RANDOM_NAME
     from . import distributed
 
-    if backend == "hf" and str(model) == TINY_RANDOM_NAME:  # the smoke model is a backend of its own
+    if backend == DEFAULT_BACKEND and str(model) == TINY_RANDOM_NAME:  # the smoke model is a backend of its own
         backend = TINY_RANDOM_NAME
     if not progress:  # --no-progress covers transformers' own bars too (weight loading)
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()
-    shipped = backend == "hf" and str(model) == MINI_NAME
+    shipped = backend == DEFAULT_BACKEND and str(model) == MINI_NAME
     if shipped:  # the mini-LM ships inside the package: its folder, recorded under its name
         model = str(mini_path())
     if revision is not None and isinstance(model, (str, Path)) and (
@@ -635,8 +634,9 @@ def evaluate_model(
                 raise EvaluationError(f"backend {backend!r} cannot score with a tokenizer passed in")
             be.use_tokenizer(tokenizer)
     else:
-        if backend != "hf":
-            raise EvaluationError(f"a loaded model object is scored in this process (backend 'hf'), not {backend!r}")
+        if backend != DEFAULT_BACKEND:
+            raise EvaluationError(f"a loaded model object is scored in this process (backend {DEFAULT_BACKEND!r}), "
+                                  f"not {backend!r}")
         if tokenizer is None:
             raise EvaluationError("pass the tokenizer together with a loaded model")
         from ..backends.hf import HFBackend

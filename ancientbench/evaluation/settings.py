@@ -10,14 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..backends.base import MODES
+from ..backends.base import DEFAULT_BACKEND, MODES, results_family
 from ..errors import AncientBenchError
 from ..prompts import letter_prefix, template_info
 from .extract import EXTRACTOR_SPEC
 
 DEFAULT_MAX_NEW_TOKENS = 1024  # generate mode; reasoning models need more (--max-new-tokens 8192)
-# backends whose letter/ppl predictions equal the hf backend's share its folder names
-IN_PROCESS_HF = ("hf", "tiny-random")
 
 
 class SettingsError(AncientBenchError, ValueError):
@@ -26,7 +24,7 @@ class SettingsError(AncientBenchError, ValueError):
 
 @dataclass(frozen=True)
 class Settings:
-    backend: str = "hf"
+    backend: str = DEFAULT_BACKEND
     mode: str = "letter"
     shots: int = 0
     letter_style: str = "bare"
@@ -54,7 +52,7 @@ class Settings:
         """What a stored prediction must have been made under to be reused: model side + this setting."""
         fp = {
             **backend_fingerprint,
-            "backend": self.backend if self.backend not in IN_PROCESS_HF else "hf",
+            "backend": results_family(self.backend),
             "mode": self.mode,
             "shots": self.shots,
             "letter_style": self.letter_style,
@@ -86,7 +84,7 @@ class Settings:
     def output_name(self, model_slug: str) -> str:
         """The folder under ``--output``: the model slug plus one suffix per non-default choice."""
         s = model_slug
-        if self.backend not in IN_PROCESS_HF:
+        if results_family(self.backend) != results_family(DEFAULT_BACKEND):
             s += f"-{self.backend}"
         if self.mode != "letter":
             s += f"-{self.mode}"

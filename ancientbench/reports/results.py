@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..aggregate import aggregate
+from ..backends.base import DEFAULT_BACKEND, non_default_backend
 from ..errors import AncientBenchError
 from ..evaluation.layout import RESULTS_GLOB, predictions_path
 from ..schema import not_utf8
@@ -49,7 +50,7 @@ class Result:
         """What identifies 'the same model and scoring convention' across shot settings."""
         m, s = self.data["model"], self.data["setting"]
         return (m.get("name_or_path"), m.get("revision"), m.get("weights_sha256"), s.get("letter_style"), s.get("chat"),
-                bool(s.get("circular")), s.get("backend", "hf"), s.get("mode", "letter"))
+                bool(s.get("circular")), s.get("backend", DEFAULT_BACKEND), s.get("mode", "letter"))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -213,7 +214,7 @@ def label_results(results: list[Result]) -> None:
         for r in group:
             s, m = r.data["setting"], r.data["model"]
             extra = []
-            if s.get("backend", "hf") not in ("hf", "tiny-random"):
+            if non_default_backend(s.get("backend")):
                 extra.append(s["backend"])
             if s.get("mode", "letter") != "letter":
                 extra.append(f"{s['mode']} mode")
