@@ -82,3 +82,14 @@ def pytest_unconfigure(config):
 
         shutil.rmtree(_CREATED_HF_HOME, ignore_errors=True)
         os.environ.pop("ANCIENTBENCH_TEST_HF_HOME", None)
+
+
+# The files that take minutes (the glyph rebuilds, the oracle's fine-tuning, the interrupted serving run) start
+# first: `--dist loadfile --no-loadscope-reorder` hands files to the workers in this order, so neither worker
+# is left running one of them alone at the end.
+LONGEST_FIRST = ("test_phonetic_radical.py", "test_build_guangyun_tasks.py", "test_oracle.py", "test_serving.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: n for n, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
