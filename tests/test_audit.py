@@ -364,3 +364,26 @@ def test_pool_scores_equal_every_strategy_called_item_by_item(task):
             fired.update(n for n, v in want.items() if v not in (0.0, 0.25))
     if task == "radical":  # the decomposed shapes were exercised, not only the flat ones
         assert {"most_central_glyph", "odd_family", "composes_with_option", "composes_sounding"} <= set(fired)
+
+
+def test_pool_parts_equal_the_strategy_on_each_triple():
+    """A strategy's whole-pool parts (POOL_PARTS: composes_sounding) hold, for every three options of the pool, the
+    very scores the strategy gives those three options alone (the raw scores, not only who wins)."""
+    from itertools import combinations
+
+    from ancientbench.quality.audit import self_frequencies
+    from ancientbench.schema import load_split
+
+    ctx = S.Context(self_frequencies(load_split(DATASET_PATH, "radical", "test")))
+    pools = [["九", "氵", "酉", "木", "廿", "十", "口", "革", "女", "旦"], ["糸", "工", "紅", "公", "宀", "子", "字", "自"]]
+    nonzero = 0
+    for pool in pools:
+        for name, parts_of in S.POOL_PARTS.items():
+            part = parts_of(pool, ctx)
+            for sub in combinations(range(len(pool)), 3):
+                want = S.STRATEGIES[name](S.Item.make("radical", "「酒」字的聲符是哪一個？", [pool[i] for i in sub]), ctx)
+                for p, i in enumerate(sub):
+                    others = [j for j in sub if j != i]
+                    assert part[i, others[0], others[1]] == part[i, others[1], others[0]] == want[p], (name, pool, sub)
+                nonzero += sum(1 for v in want if v)
+    assert nonzero  # the strategies fired on these pools

