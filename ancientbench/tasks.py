@@ -22,7 +22,11 @@ class Task:
     display_en: str
     competency: str  # one of COMPETENCIES
     kind: str  # "generated" (ancientbench build recomputes it from open sources) or "curated" (team-written)
+    option_note: str  # what the four options are, for a blind examinee who sees only them (quality.probes)
     min_test: int | None = None  # minimum test-split size (issue 12); audit reports a smaller split
+    # Bound on a blind examinee's options-only accuracy (the card's probe table): 35% for generated tasks (issue 12);
+    # curated tasks whose options paraphrase one another carry a looser bound (issue 13).
+    options_probe_bound: float = 0.35
     # Strategies that are the knowledge the task names, not a shortcut to it: the audit prints them, unbounded.
     answer_rule: tuple[str, ...] = ()
 
@@ -37,18 +41,32 @@ COMPETENCY_DISPLAY: dict[str, tuple[str, str]] = {
 }
 
 TASKS: tuple[Task, ...] = (
-    Task("radical", "部首", "Radical", "glyph", "generated", 4000),
-    Task("radical_meaning", "部首義", "Radical Meaning", "glyph", "generated", 300),
-    Task("pronunciation", "字音", "Pronunciation", "pronunciation", "generated", 3000),
+    Task("radical", "部首", "Radical", "glyph", "generated", min_test=4000,
+         option_note="four candidate radicals (部首) of a hidden character"),
+    Task("radical_meaning", "部首義", "Radical Meaning", "glyph", "generated", min_test=300,
+         option_note="four candidate glosses of the original meaning of a hidden radical"),
+    Task("pronunciation", "字音", "Pronunciation", "pronunciation", "generated", min_test=3000,
+         option_note="four candidate 《廣韻》 反切 spellings of a hidden character"),
     # the key is the phonetic that puts the character in its 諧聲 series, and no distractor may share it (issue 12)
-    Task("phonetic_radical", "聲符", "Phonetic Radical", "pronunciation", "generated", 2500,
-         answer_rule=("same_phonetic_series",)),
-    Task("homophone", "同音字", "Homophone", "pronunciation", "generated", 3000),
-    Task("excdoc_word", "出土文獻詞義", "Excavated Document Word", "meaning", "curated", 500),
-    Task("tradoc_word", "傳世文獻詞義", "Transmitted Document Word", "meaning", "generated", 2000),  # >= 1,000 in context + <= 1,000 gloss (issue 13)
-    Task("cloze", "完形填空", "Cloze", "context", "generated", 3000),
-    Task("phonetic_loan", "通假字", "Phonetic Loan Character", "context", "curated", 260),  # v2: 234 of 506 entries dropped when re-optioned (issue 13)
-    Task("translation", "翻譯", "Translation", "context", "curated", 500),
+    Task("phonetic_radical", "聲符", "Phonetic Radical", "pronunciation", "generated", min_test=2500,
+         answer_rule=("same_phonetic_series",),
+         option_note="four candidate phonetic components (聲符) of a hidden character"),
+    Task("homophone", "同音字", "Homophone", "pronunciation", "generated", min_test=3000,
+         option_note="four characters, one of which was a homophone of a hidden character in the 《廣韻》"),
+    Task("excdoc_word", "出土文獻詞義", "Excavated Document Word", "meaning", "curated", min_test=500,
+         options_probe_bound=0.40,
+         option_note="four candidate meanings of a hidden word in a hidden excavated-document passage"),
+    # >= 1,000 in context + <= 1,000 gloss (issue 13)
+    Task("tradoc_word", "傳世文獻詞義", "Transmitted Document Word", "meaning", "generated", min_test=2000,
+         options_probe_bound=0.40, option_note="four candidate meanings of a hidden word in a hidden passage"),
+    Task("cloze", "完形填空", "Cloze", "context", "generated", min_test=3000,
+         option_note="four candidate characters for a blank in a hidden classical sentence"),
+    # v2: 234 of 506 entries dropped when re-optioned (issue 13)
+    Task("phonetic_loan", "通假字", "Phonetic Loan Character", "context", "curated", min_test=260,
+         options_probe_bound=0.40,
+         option_note="four candidate 本字 (the word a hidden loan character stands for in a hidden sentence)"),
+    Task("translation", "翻譯", "Translation", "context", "curated", min_test=500, options_probe_bound=0.50,
+         option_note="four candidate modern-Chinese translations of a hidden classical sentence"),
 )
 
 TASK_NAMES: tuple[str, ...] = tuple(t.name for t in TASKS)

@@ -49,3 +49,15 @@ def test_card_and_readme_state_the_current_data_version():
     stated += re.findall(r"the AncientBench open dataset, version ([0-9.]+)", card)
     stated += re.findall(r"Data version\s+\*\*([0-9.]+)\*\*", readme)
     assert len(stated) == 3 and set(stated) == {DATASET_VERSION}, stated
+
+
+def test_each_row_says_what_its_options_are_and_bounds_its_options_only_probe():
+    """The blind quiz's option note and the card's options-only bound are read off the task row, not a side table."""
+    from ancientbench import DATASET_PATH
+    from ancientbench.quality.probes import make_quiz
+    from ancientbench.tasks import TASKS
+
+    for t in TASKS:
+        assert t.option_note.startswith("four ") and 0.25 < t.options_probe_bound < 1, t.name
+        text, _ = make_quiz(DATASET_PATH, t.name, mode="options", n=2, seed=0)
+        assert t.option_note in text

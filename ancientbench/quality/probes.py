@@ -26,19 +26,6 @@ from ..paths import PROBES_DIR
 from ..schema import load_split, split_file
 from ..tasks import LETTERS, get_task
 
-# What the four options are, for an examinee who cannot see the question (options-only mode).
-OPTION_NOTES = {
-    "radical": "four candidate radicals (部首) of a hidden character",
-    "radical_meaning": "four candidate glosses of the original meaning of a hidden radical",
-    "pronunciation": "four candidate 《廣韻》 反切 spellings of a hidden character",
-    "phonetic_radical": "four candidate phonetic components (聲符) of a hidden character",
-    "homophone": "four characters, one of which was a homophone of a hidden character in the 《廣韻》",
-    "excdoc_word": "four candidate meanings of a hidden word in a hidden excavated-document passage",
-    "tradoc_word": "four candidate meanings of a hidden word in a hidden passage",
-    "cloze": "four candidate characters for a blank in a hidden classical sentence",
-    "phonetic_loan": "four candidate 本字 (the word a hidden loan character stands for in a hidden sentence)",
-    "translation": "four candidate modern-Chinese translations of a hidden classical sentence",
-}
 MODES = ("options", "full")
 
 
@@ -58,7 +45,7 @@ def make_quiz(data: str | Path, task: str, *, mode: str, n: int, seed: int, subs
     lines = [f"# Quiz ({len(sample)} questions)", ""]
     if mode == "options":
         lines += [
-            f"Each question shows only four options: {OPTION_NOTES[task]}. The question itself is hidden.",
+            f"Each question shows only four options: {get_task(task).option_note}. The question itself is hidden.",
             "Choose the option most likely to be the correct answer. Answer every question.",
             'Reply with one JSON object per line: {"qid": "q001", "answer": "B"}',
         ]
