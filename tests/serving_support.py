@@ -284,8 +284,9 @@ class StubServer:
 
 class HoldingProxy:
     """A forwarding proxy on 127.0.0.1 in front of an OpenAI-compatible server that answers the first ``answer``
-    completion requests and holds every later one until :meth:`release`: a run behind it stops at a known point,
-    so an interrupt test never races the run's end. ``held`` is set once a request is being held."""
+    completion requests and holds every later one: a run behind it stops at a known point, so an interrupt test
+    never races the run's end. ``held`` is set once a request is being held. :meth:`release_held` lets the requests
+    held now through (later ones are held again); :meth:`open` answers everything from then on."""
 
     def __init__(self, upstream: str, answer: int):
         import urllib.request
@@ -294,8 +295,8 @@ class HoldingProxy:
         self.answer = answer
         self.answered = 0
         self.held = threading.Event()
-        self._release = threading.Event()
-        self._lock = threading.Lock()
+        self._passed = 0  # requests numbered up to this one go through
+        self._gate = threading.Condition()
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -304,12 +305,12 @@ class HoldingProxy:
 
             def _forward(self, body: bytes | None):
                 if body is not None and self.path.endswith("completions"):
-                    with proxy._lock:
+                    with proxy._gate:
                         proxy.answered += 1
-                        hold = proxy.answered > proxy.answer
-                    if hold:
-                        proxy.held.set()
-                        proxy._release.wait(timeout=60)
+                        number = proxy.answered
+                        if number > proxy.answer:
+                            proxy.held.set()
+                            proxy._gate.wait_for(lambda: proxy._passed >= number, timeout=60)
                 url = proxy.upstream + self.path.removeprefix("/v1")
                 req = urllib.request.Request(url, data=body, method=self.command,
                                              headers={"Content-Type": "application/json"})
@@ -337,14 +338,21 @@ class HoldingProxy:
         self.server.daemon_threads = True
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
-    def release(self) -> None:
-        self._release.set()
+    def release_held(self) -> None:
+        with self._gate:
+            self._passed = self.answered
+            self._gate.notify_all()
+
+    def open(self) -> None:
+        with self._gate:
+            self.answer = self._passed = 10**9
+            self._gate.notify_all()
 
     def __enter__(self) -> "HoldingProxy":
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
     def __exit__(self, *exc) -> None:
-        self.release()
+        self.open()
         self.server.shutdown()
         self.server.server_close()

@@ -66,7 +66,8 @@ def test_generate_end_to_end_with_interrupted_run_resumed(served, fixture_data, 
     assert all("extraction_failure_rate" in t for t in results["tasks"].values())
 
     # the same run, one request at a time, interrupted with Ctrl-C while the server holds its 4th request (a proxy
-    # answers 3 and holds the rest: the interrupt lands at a known point, never after the run has finished)
+    # answers 3 and holds the rest: the interrupt lands at a known point, never after the run has finished); the
+    # rerun goes through the same proxy (the server's URL is part of the setting), now answering everything
     out = tmp_path / "interrupted"
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     with HoldingProxy(served.base_url, answer=3) as proxy:
@@ -75,17 +76,27 @@ def test_generate_end_to_end_with_interrupted_run_resumed(served, fixture_data, 
                                  "--concurrency", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert proxy.held.wait(timeout=120), "the run never reached its 4th request"
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
-    assert "run the same command again to resume" in err
-    preds = out / full_dir.name / "predictions_0shot.jsonl"
-    kept = read_jsonl(preds)
-    assert 3 <= len(kept) < 35
+        # the run awaits its request in flight (what was paid for is kept): let held requests through, one
+        # at a time, until it has stopped; a request it starts before the interrupt lands is held again
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            proxy.release_held()
+            time.sleep(0.1)
+        _, err = proc.communicate(timeout=10)
+        assert proc.returncode == 130, err
+        assert "run the same command again to resume" in err
+        preds = out / full_dir.name / "predictions_0shot.jsonl"
+        kept = read_jsonl(preds)
+        assert 3 <= len(kept) < 35
 
-    t0 = time.perf_counter()
-    assert main(common + ["--output", str(out), "--concurrency", "4"]) == 0
-    print(f"\ngenerate, 35 items: full run {seconds_full:.1f} s; resumed run {time.perf_counter() - t0:.1f} s "
-          f"after {len(kept)} kept")
+        proxy.open()
+        before = proxy.answered
+        t0 = time.perf_counter()
+        assert main(args + ["--output", str(out), "--concurrency", "4"]) == 0
+        print(f"\ngenerate, 35 items: full run {seconds_full:.1f} s; resumed run {time.perf_counter() - t0:.1f} s "
+              f"after {len(kept)} kept")
+        assert proxy.answered - before == 35 - len(kept)  # only what the interrupted run had not written is asked again
+    assert not list((out / full_dir.name).glob("*superseded*"))  # resumed, not set aside as another setting
     resumed = _records(out / full_dir.name)
     strip = lambda rs: [{k: v for k, v in r.items() if k != "seconds"} for r in rs]  # noqa: E731
     assert strip(resumed) == strip(full)
