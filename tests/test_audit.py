@@ -366,24 +366,30 @@ def test_pool_scores_equal_every_strategy_called_item_by_item(task):
         assert {"most_central_glyph", "odd_family", "composes_with_option", "composes_sounding"} <= set(fired)
 
 
-def test_pool_parts_equal_the_strategy_on_each_triple():
-    """A strategy's whole-pool parts (POOL_PARTS: composes_sounding) hold, for every three options of the pool, the
-    very scores the strategy gives those three options alone (the raw scores, not only who wins)."""
+def test_pool_parts_equal_the_strategy_on_each_pair_and_triple():
+    """A strategy's whole-pool parts (POOL_PARTS) hold, for every two (pair strategies) or three (composes_sounding)
+    options of the pool, the very scores the strategy gives those options alone (the raw scores, not only who wins)."""
     from itertools import combinations
 
     from ancientbench.quality.audit import self_frequencies
     from ancientbench.schema import load_split
 
     ctx = S.Context(self_frequencies(load_split(DATASET_PATH, "radical", "test")))
-    pools = [["九", "氵", "酉", "木", "廿", "十", "口", "革", "女", "旦"], ["糸", "工", "紅", "公", "宀", "子", "字", "自"]]
-    nonzero = 0
+    pools = [["九", "氵", "酉", "木", "廿", "十", "口", "革", "女", "旦"], ["糸", "工", "紅", "公", "宀", "子", "字", "自"],
+             ["其", "斯", "斤", "言", "吾", "語", "水", "氺"]]
+    assert set(S.POOL_PARTS) == {n for n, shape in S.SHAPE.items() if shape in ("pair", "triple")}
+    fired = Counter()
     for pool in pools:
         for name, parts_of in S.POOL_PARTS.items():
             part = parts_of(pool, ctx)
-            for sub in combinations(range(len(pool)), 3):
-                want = S.STRATEGIES[name](S.Item.make("radical", "「酒」字的聲符是哪一個？", [pool[i] for i in sub]), ctx)
+            size = 2 if S.SHAPE[name] == "pair" else 3
+            for sub in combinations(range(len(pool)), size):
+                want = S.STRATEGIES[name](S.Item.make("radical", "「酒」字的部首是哪一個？", [pool[i] for i in sub]), ctx)
                 for p, i in enumerate(sub):
                     others = [j for j in sub if j != i]
-                    assert part[i, others[0], others[1]] == part[i, others[1], others[0]] == want[p], (name, pool, sub)
-                nonzero += sum(1 for v in want if v)
-    assert nonzero  # the strategies fired on these pools
+                    got = part[i, others[0]] if size == 2 else part[i, others[0], others[1]]
+                    assert got == want[p], (name, pool, sub)
+                    if size == 3:
+                        assert part[i, others[1], others[0]] == got
+                fired.update([name] * sum(1 for v in want if v))
+    assert {n for n in S.POOL_PARTS if n != "most_central"} <= set(fired)  # each fired on these pools

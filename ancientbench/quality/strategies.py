@@ -516,6 +516,46 @@ FAMILY: dict[str, str] = {
 # How a strategy's score of an option depends on the other options, so that :class:`PoolScores` can score every
 # combination drawn from one pool of options with each part computed once: "option" reads the option alone,
 # "pair" sums a score over each other option, "triple" keeps the best over each pair of other options.
+def _pairwise(n: int, f: Callable[[int, int], float]):
+    """An n x n array of ``f(i, j)`` off the diagonal (0 on it): a pair strategy's parts for a whole pool."""
+    import numpy as np
+
+    out = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                out[i, j] = f(i, j)
+    return out
+
+
+def _glyph_link_parts(options: Sequence[str], ctx: Context):
+    from ..sources.decomposition import components, fold
+
+    folded, parts = [fold(o) for o in options], [components(o) for o in options]
+    return _pairwise(len(options), lambda i, j: float(folded[j] in parts[i] or folded[i] in parts[j]))
+
+
+def _unrelated_glyph_parts(options: Sequence[str], ctx: Context):
+    sets = [_graphs(o) for o in options]
+    return _pairwise(len(options), lambda i, j: -float(bool(sets[i] & sets[j])))
+
+
+def _composes_with_option_parts(options: Sequence[str], ctx: Context):
+    from ..sources.decomposition import fold, two_part_characters
+
+    pairs = two_part_characters()
+    return _pairwise(len(options), lambda i, j: (1.0 + (0.5 if _more_strokes(ctx, options[i], options[j]) else 0.0))
+                     if frozenset((fold(options[i]), fold(options[j]))) in pairs else 0.0)
+
+
+def _odd_family_parts(options: Sequence[str], ctx: Context):
+    from ..sources.decomposition import components, fold
+
+    par = [_radical_parents(o, ctx.unihan_dir) for o in options]
+    folded, parts = [fold(o) for o in options], [components(o) for o in options]
+    return _pairwise(len(options), lambda i, j: -float(bool(par[i] & par[j]) or folded[i] in parts[j] or folded[j] in parts[i]))
+
+
 def _composes_sounding_parts(options: Sequence[str], ctx: Context):
     """:func:`composes_sounding`'s triple parts for a pool of distinct single characters at once: ``[i, j, k]`` is
     option i's score in the item of options i, j and k alone (most pairs compose nothing, so this visits few)."""
@@ -549,7 +589,13 @@ SHAPE: dict[str, str] = {
     "composes_sounding": "triple",
 }
 # pair and triple parts computed for a whole pool at once, where calling the strategy on each sub-combination is slow
-POOL_PARTS: dict[str, Callable[[Sequence[str], Context], object]] = {"composes_sounding": _composes_sounding_parts}
+# (the pool's options are distinct single characters there: most_central's difflib ratio of two is then 0)
+POOL_PARTS: dict[str, Callable[[Sequence[str], Context], object]] = {
+    "composes_sounding": _composes_sounding_parts, "most_central": lambda options, ctx: _pairwise(len(options), lambda i, j: 0.0),
+    "most_central_glyph": _glyph_link_parts, "least_central_glyph": lambda options, ctx: -_glyph_link_parts(options, ctx),
+    "unrelated_glyph": _unrelated_glyph_parts, "composes_with_option": _composes_with_option_parts,
+    "odd_family": _odd_family_parts,
+}
 BOUND = 0.30  # every strategy at or below 30% on every task (issue 12), except a task's answer_rule (tasks.py)
 # Need the whole task (option counts), so builders balance them from running counts.
 TASK_LEVEL = ("most_frequent_option", "least_frequent_option")
