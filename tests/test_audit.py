@@ -393,3 +393,16 @@ def test_pool_parts_equal_the_strategy_on_each_pair_and_triple():
                         assert part[i, others[1], others[0]] == got
                 fired.update([name] * sum(1 for v in want if v))
     assert {n for n in S.POOL_PARTS if n != "most_central"} <= set(fired)  # each fired on these pools
+
+
+def test_changelog_without_records_is_one_clear_error(tmp_path, monkeypatch):
+    """From an installed wheel (no records/), rendering the changelog names the missing record, never a bare
+    FileNotFoundError traceback."""
+    from ancientbench import paths
+    from ancientbench.errors import AncientBenchError
+    from ancientbench.publish.card import render_changelog
+
+    assert paths.V1_STRATEGIES_FILE.is_file() and paths.V1_STRATEGIES_FILE.parent.name == "records"
+    monkeypatch.setattr(paths, "V1_STRATEGIES_FILE", tmp_path / "records" / "v1_strategies.json")
+    with pytest.raises(AncientBenchError, match="records/ in a clone"):
+        render_changelog(tmp_path)

@@ -21,6 +21,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from ..errors import AncientBenchError
 from ..schema import FIELDS, SPLITS, load_split, split_file
 from ..tasks import COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES
 
@@ -334,16 +335,25 @@ CHANGELOG: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 
 
+class RecordsMissing(AncientBenchError, FileNotFoundError):
+    """A card block needs a file of ``records/``, which only a clone of the repository has."""
+
+
 def render_changelog(folder: str | Path, sources_dir: str | Path | None = None) -> str:
     """The changelog: each version's changes, then the strategy accuracies before (data version 1, measured
-    on the tagged files and saved in ``quality/v1_strategies.json``) and after (computed from the files)."""
+    on the tagged files and saved in ``records/v1_strategies.json``) and after (computed from the files). The records
+    live in a clone, not in the wheel: from an installed package this raises :class:`RecordsMissing`."""
     import json
 
+    from ..paths import V1_STRATEGIES_FILE
     from ..quality import audit
     from ..quality.strategies import BOUND, STRATEGIES
     from ..tasks import DATASET_RELEASES, DATASET_VERSION
 
-    before = json.loads((Path(__file__).resolve().parents[1] / "quality" / "v1_strategies.json").read_text(encoding="utf-8"))
+    if not V1_STRATEGIES_FILE.is_file():
+        raise RecordsMissing(f"the changelog needs {V1_STRATEGIES_FILE} (records/ in a clone of the repository; an "
+                             "installed package does not ship it): render the card with --audit from a clone")
+    before = json.loads(V1_STRATEGIES_FILE.read_text(encoding="utf-8"))
     configs = [c for c in present_configs(folder) if c in TASK_NAMES]
     after = audit.audit_folder(folder, configs, sources_dir=sources_dir)["configs"]
     (v1, tag1, commit1), *later = DATASET_RELEASES
