@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..backends.base import DEFAULT_BACKEND, MODES, results_family
+from ..backends.base import DEFAULT_BACKEND, MODES, non_default_backend, results_family
 from ..errors import AncientBenchError
 from ..prompts import letter_prefix, template_info
 from .extract import EXTRACTOR_SPEC
@@ -84,7 +84,7 @@ class Settings:
     def output_name(self, model_slug: str) -> str:
         """The folder under ``--output``: the model slug plus one suffix per non-default choice."""
         s = model_slug
-        if results_family(self.backend) != results_family(DEFAULT_BACKEND):
+        if non_default_backend(self.backend):
             s += f"-{self.backend}"
         if self.mode != "letter":
             s += f"-{self.mode}"

@@ -513,9 +513,6 @@ FAMILY: dict[str, str] = {
     **{n: "glyph" for n in ("is_component", "shares_component", "same_phonetic_series", "most_populous_radical",
                             "not_a_radical", "composes_with_option", "composes_sounding", "odd_family")},
 }
-# How a strategy's score of an option depends on the other options, so that :class:`PoolScores` can score every
-# combination drawn from one pool of options with each part computed once: "option" reads the option alone,
-# "pair" sums a score over each other option, "triple" keeps the best over each pair of other options.
 def _pairwise(n: int, f: Callable[[int, int], float]):
     """An n x n array of ``f(i, j)`` off the diagonal (0 on it): a pair strategy's parts for a whole pool."""
     import numpy as np
@@ -578,6 +575,9 @@ def _composes_sounding_parts(options: Sequence[str], ctx: Context):
     return np.maximum(g, g.transpose(0, 2, 1))  # either other option may be the partner
 
 
+# How a strategy's score of an option depends on the other options, so that :class:`PoolScores` can score every
+# combination drawn from one pool of options with each part computed once: "option" reads the option alone,
+# "pair" sums a score over each other option, "triple" keeps the best over each pair of other options.
 SHAPE: dict[str, str] = {
     **{n: "option" for n in ("longest", "shortest", "most_frequent_option", "least_frequent_option", "most_strokes",
                              "most_frequent_char", "rarest_char", "question_overlap", "unigram_lm",
@@ -588,8 +588,8 @@ SHAPE: dict[str, str] = {
                            "composes_with_option", "odd_family")},
     "composes_sounding": "triple",
 }
-# pair and triple parts computed for a whole pool at once, where calling the strategy on each sub-combination is slow
-# (the pool's options are distinct single characters there: most_central's difflib ratio of two is then 0)
+# every pair and triple strategy's parts for a whole pool at once (PoolScores takes pools of distinct single
+# characters apart only, where most_central's difflib ratio of two is 0)
 POOL_PARTS: dict[str, Callable[[Sequence[str], Context], object]] = {
     "composes_sounding": _composes_sounding_parts, "most_central": lambda options, ctx: _pairwise(len(options), lambda i, j: 0.0),
     "most_central_glyph": _glyph_link_parts, "least_central_glyph": lambda options, ctx: -_glyph_link_parts(options, ctx),
@@ -630,37 +630,10 @@ class PoolScores:
         self.index = {o: i for i, o in enumerate(opts)}
         parted = len(self.index) == len(opts) and all(len(o) == 1 for o in opts)
         self.shape = {n: SHAPE.get(n, "item") if parted or SHAPE.get(n) == "option" else "item" for n in self.names}
-        n = len(opts)
         # option: a score per pool option; pair [i, j]: what option j adds to option i's score; triple [i, j, k]:
-        # option i's score beside options j and k alone. Pairs and triples are filled as combinations need them
-        self.part = {name: np.array(STRATEGIES[name](self.pool, ctx), dtype=float) for name in self.names
-                     if self.shape[name] == "option"}
-        self.part.update({name: np.zeros((n,) * (2 if self.shape[name] == "pair" else 3)) for name in self.names
-                          if self.shape[name] in ("pair", "triple") and name not in POOL_PARTS})
-        self.part.update({name: POOL_PARTS[name](opts, ctx) for name in self.names
-                          if self.shape[name] in ("pair", "triple") and name in POOL_PARTS})
-        self._fills = [name for name in self.names if self.shape[name] in ("pair", "triple") and name not in POOL_PARTS]
-        self._done: set[tuple[int, ...]] = set()
-
-    def _fill(self, idx) -> None:
-        """Score the pairs and triples of pool options that the combinations ``idx`` hold and no call has scored yet."""
-        opts = self.pool.options
-        sizes = {2 if self.shape[name] == "pair" else 3 for name in self._fills}
-        need = {sub for row in idx.tolist() for size in sizes for sub in combinations(sorted(row), size)} - self._done
-        for sub in sorted(need):
-            item = self.pool._replace(options=tuple(opts[i] for i in sub))
-            for name in self._fills:
-                shape, part = self.shape[name], self.part[name]
-                if shape == "pair" and len(sub) == 2:
-                    i, j = sub
-                    part[i, j], part[j, i] = STRATEGIES[name](item, self.ctx)
-                elif shape == "triple" and len(sub) == 3:
-                    i, j, k = sub
-                    a, b, c = STRATEGIES[name](item, self.ctx)
-                    part[i, j, k] = part[i, k, j] = a
-                    part[j, i, k] = part[j, k, i] = b
-                    part[k, i, j] = part[k, j, i] = c
-        self._done |= need
+        # option i's score beside options j and k alone (POOL_PARTS)
+        self.part = {name: np.array(STRATEGIES[name](self.pool, ctx), dtype=float) if self.shape[name] == "option"
+                     else POOL_PARTS[name](opts, ctx) for name in self.names if self.shape[name] != "item"}
 
     def credits(self, combos: Sequence[Sequence[str]], gold: int) -> dict[str, list[float]]:
         """{strategy name: the credit of option ``gold`` in each combination} (every combination the same size)."""
@@ -671,8 +644,6 @@ class PoolScores:
         idx = np.array([[self.index[o.strip()] for o in c] for c in combos], dtype=np.int64).reshape(len(combos), -1)
         width = idx.shape[1]
         distinct = all(len(set(row)) == width for row in idx.tolist())
-        if distinct:
-            self._fill(idx)
         out = {}
         for name in self.names:
             shape, part = self.shape[name], self.part.get(name)
