@@ -200,6 +200,8 @@ def _training_args(**kw):
         kw["warmup_steps"] = kw.pop("warmup_ratio")  # v5: a float in [0, 1) is a ratio
     if "eval_strategy" not in params and "eval_strategy" in kw:
         kw["evaluation_strategy"] = kw.pop("eval_strategy")
+    if "train_sampling_strategy" in params and "group_by_length" in kw:  # v5 names the sampler
+        kw["train_sampling_strategy"] = "group_by_length" if kw.pop("group_by_length") else "random"
     for optional in ("enable_jit_checkpoint", "average_tokens_across_devices"):
         if optional not in params:
             kw.pop(optional, None)
@@ -229,6 +231,7 @@ def finetune(
     bf16: bool | None = None,
     model_dtype: str = "auto",
     gradient_checkpointing: bool = False,
+    group_by_length: bool = False,
     max_steps: int = -1,
     max_length: int = 1024,
     save_steps: int = 500,
@@ -344,6 +347,7 @@ def finetune(
         bf16=use_bf16,
         gradient_checkpointing=gradient_checkpointing,
         gradient_checkpointing_kwargs={"use_reentrant": False} if gradient_checkpointing else None,
+        group_by_length=group_by_length,
         logging_steps=logging_steps,
         save_strategy="steps",
         save_steps=save_steps,
@@ -399,6 +403,7 @@ def finetune(
         "settings": {
             "epochs": epochs, "batch_size": batch_size, "grad_accum": grad_accum, "lr": lr, "bf16": use_bf16,
             "model_dtype": str(dtype).replace("torch.", ""), "gradient_checkpointing": gradient_checkpointing,
+            "group_by_length": group_by_length,
             "max_steps": max_steps, "max_length": max_length, "save_steps": save_steps, "warmup_ratio": warmup_ratio,
             "lr_scheduler": lr_scheduler, "weight_decay": weight_decay, "seed": seed, "kinds": list(kinds or []),
             "deepspeed": deepspeed, "world_size": args.world_size,
@@ -483,6 +488,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--model-dtype", choices=["auto", "float32", "bfloat16"], default="auto",
                    help="dtype the weights are loaded and updated in (default auto = float32 master weights)")
     g.add_argument("--gradient-checkpointing", action="store_true", help="recompute activations to save memory")
+    g.add_argument("--group-by-length", action="store_true",
+                   help="batch pairs of similar length together (less padding, faster; batches are no longer uniformly random)")
     g.add_argument("--max-steps", type=int, default=-1, help="stop after N optimizer steps (overrides --epochs)")
     g.add_argument("--max-length", type=int, default=1024, help="tokens per example; longer ones are cut (default 1024)")
     g.add_argument("--save-steps", type=int, default=500, help="checkpoint (and validation loss) every N steps (default 500)")
@@ -517,7 +524,7 @@ def run(args: argparse.Namespace) -> int:
     summary = finetune(
         args.model, args.data, args.output, name=args.name, epochs=args.epochs, batch_size=args.batch_size,
         grad_accum=args.grad_accum, lr=args.lr, bf16=args.bf16, model_dtype=args.model_dtype,
-        gradient_checkpointing=args.gradient_checkpointing, max_steps=args.max_steps, max_length=args.max_length,
+        gradient_checkpointing=args.gradient_checkpointing, group_by_length=args.group_by_length, max_steps=args.max_steps, max_length=args.max_length,
         save_steps=args.save_steps, save_total_limit=args.save_total_limit, logging_steps=args.logging_steps,
         warmup_ratio=args.warmup_ratio, lr_scheduler=args.lr_scheduler, weight_decay=args.weight_decay,
         seed=args.seed, template=args.template, kinds=args.kinds, resume=args.resume, deepspeed=args.deepspeed,

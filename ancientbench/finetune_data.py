@@ -260,6 +260,9 @@ class HeldOut:
             for f in self.facts:
                 by_target[f.target].append(f)
             self._idx = (grams, short, dict(by_target))
+            self._short_by_first: dict[str, list[tuple[int, str]]] = defaultdict(list)  # first character -> (rank, sentence)
+            for n, s in enumerate(short):
+                self._short_by_first[s[0]].append((n, s))
             self._slices: list[slice] = []
         return self._idx
 
@@ -275,9 +278,11 @@ class HeldOut:
                 for sl in self._slices[:windows]:
                     if folded[sl] in grams:
                         return grams[folded[sl]], folded[sl]
-        for s, item in short.items():
-            if s in folded:
-                return item, s
+        # the first short sentence (in held-out order) inside the text, trying only those starting with one of its characters
+        inside = [hit for c in set(folded) for hit in self._short_by_first.get(c, ()) if hit[1] in folded]
+        if inside:
+            s = min(inside)[1]
+            return short[s], s
         return None
 
     def summary(self) -> dict:

@@ -8,6 +8,7 @@ row is rejected with an error naming the file, the row (1-based line) and the fi
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -155,11 +156,14 @@ def read_jsonl(path: str | Path) -> list[object]:
     return rows
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")  # one lone UTF-16 surrogate
+
+
 def _lone_surrogate(row: object) -> str | None:
     """The field of a parsed row whose text holds a lone UTF-16 surrogate (json accepts "\\ud800"), or None."""
     if isinstance(row, dict):
         for k, v in row.items():
-            if isinstance(v, str) and any("\ud800" <= ch <= "\udfff" for ch in v):
+            if isinstance(v, str) and _SURROGATE.search(v):
                 return str(k)
     return None
 

@@ -411,28 +411,41 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.fixture(scope="module")
+def rebuilt(src, tmp_path_factory):
+    """task -> the folder where ``ancientbench build TASK`` wrote it, built once per module by the command itself
+    into one folder whose report already held a cloze entry (so the rebuild checks and the report's merge share
+    one build per task)."""
+    out = tmp_path_factory.mktemp("rebuilt")
+    (out / "build_report.json").write_text(json.dumps({"cloze": {"test": 1}}), encoding="utf-8")
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    done = set()
+
+    def build(task: str) -> Path:
+        if task not in done:
+            assert run(p.parse_args([task, "--out", str(out), "--sources", str(SOURCES)])) == 0
+            done.add(task)
+        return out
+
+    return build
+
+
 @pytest.mark.parametrize("task", A_TASKS)
-def test_rebuild_matches_committed_data(src, task, tmp_path):
+def test_rebuild_matches_committed_data(rebuilt, task):
     committed = Path(DATASET_PATH) / "data" / task
     if not (committed / "test.jsonl").is_file():
         pytest.fail(f"committed data missing: {committed}")
-    from ancientbench.builders import build_task
-    from ancientbench.builders.common import write_result
-
-    result = build_task(task, BuildContext(sources_dir=SOURCES))
-    write_result(result, tmp_path)
+    out = rebuilt(task)
     for split in ("test", "dev"):
-        assert _sha(tmp_path / "data" / task / f"{split}.jsonl") == _sha(committed / f"{split}.jsonl"), (
+        assert _sha(out / "data" / task / f"{split}.jsonl") == _sha(committed / f"{split}.jsonl"), (
             f"{task}/{split}.jsonl differs from a rebuild: run `ancientbench build {task}` and commit"
         )
 
 
-def test_build_command_merges_the_report(src, tmp_path):
-    (tmp_path / "build_report.json").write_text(json.dumps({"cloze": {"test": 1}}), encoding="utf-8")
-    p = argparse.ArgumentParser()
-    add_arguments(p)
-    assert run(p.parse_args(["radical_meaning", "--out", str(tmp_path), "--sources", str(SOURCES)])) == 0
-    report = json.loads((tmp_path / "build_report.json").read_text(encoding="utf-8"))
+def test_build_command_merges_the_report(rebuilt):
+    out = rebuilt("radical_meaning")
+    report = json.loads((out / "build_report.json").read_text(encoding="utf-8"))
     assert report["cloze"] == {"test": 1} and report["radical_meaning"]["test"] >= 300
     assert sum(report["radical_meaning"]["dropped"].values()) > 0
 
