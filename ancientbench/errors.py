@@ -10,3 +10,8 @@ from __future__ import annotations
 
 class AncientBenchError(Exception):
     """A problem with what the user gave us; the message names the file, row, field or option."""
+
+
+class RecordsMissing(AncientBenchError, FileNotFoundError):
+    """A file of ``records/`` (curation sources, probe records, the changelog), which only a clone of the repository
+    has: an installed package does not ship them."""

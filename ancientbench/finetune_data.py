@@ -392,7 +392,7 @@ def add_curated(held: HeldOut, folder: str | Path) -> None:
 
 def held_out_targets(benchmark: str | Path | None = None, *, curated: str | Path | None | bool = True) -> HeldOut:
     """What to hold out: every ``data/<config>/test.jsonl`` of the benchmark folder (default: the bundled
-    dataset) and, unless ``curated=False``, the team-curated files (default: the bundled ``curated/``)."""
+    dataset) and, unless ``curated=False``, the team-curated files (default: ``records/curated/`` of a clone)."""
     from . import DATASET_PATH
 
     root = Path(benchmark) if benchmark is not None else Path(DATASET_PATH)
@@ -412,6 +412,11 @@ def held_out_targets(benchmark: str | Path | None = None, *, curated: str | Path
         cdir = CURATED_DIR if curated is True else Path(curated)
         if cdir.is_dir():
             add_curated(held, cdir)
+        elif curated is True:  # an installed package: the curated items' test rows are still held out above
+            print(f"note: {cdir} not found (records/ comes with a clone of the repository): the team-curated files "
+                  "are not held out beyond their test items", file=sys.stderr)
+        else:
+            raise FinetuneDataError(f"--curated {cdir}: no such folder")
     return held
 
 
@@ -1088,7 +1093,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-per-kind", type=int, default=None, metavar="N", help="keep at most N pairs of each kind (seeded choice; default all)")
     parser.add_argument("--kinds", nargs="+", default=None, metavar="KIND", help=f"only these kinds: {', '.join(KIND_NAMES)}")
     parser.add_argument("--benchmark", default=None, metavar="DIR", help="benchmark folder whose test items are held out (default: the bundled dataset)")
-    parser.add_argument("--curated", default=None, metavar="DIR", help="team-curated files also held out (default: the bundled curated/)")
+    parser.add_argument("--curated", default=None, metavar="DIR", help="team-curated files also held out (default: records/curated/ of a clone)")
     parser.add_argument("--no-curated", action="store_true", help="hold out only the test files, not also the team-curated entries")
     parser.add_argument("--sources", default=None, metavar="DIR", help="folder with the npm sources (default: as for `ancientbench build`)")
     parser.add_argument("--check", default=None, metavar="DIR", help="only re-run the leakage check of a built folder against the current test files")

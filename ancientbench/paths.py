@@ -1,8 +1,9 @@
 """The folders the package reads and writes, in one place (the bottom layer: imports nothing of the package).
 
 - ``PACKAGE_DIR``: the package, which is also the Hugging Face dataset folder (``README.md`` card + ``data/``).
-- ``CURATED_DIR``: team-written items, glossaries and review logs; ``PROBES_DIR``: the blind-examinee probe records.
-- ``RECORDS_DIR``: ``records/`` at a clone's root (reviews, version-1 strategy figures); an installed wheel has none.
+- ``RECORDS_DIR``: ``records/`` at a clone's root, what the project keeps for the record (an installed wheel has
+  none): ``CURATED_DIR`` (team-written items, glossaries, the review log, hand-checked lists), ``PROBES_DIR`` (the
+  blind-examinee probe records), ``CHANGELOG_FILE``, ``V1_STRATEGIES_FILE`` and ``BUILD_REPORT_FILE``.
 - ``DEFAULT_SOURCES_DIR``: the npm sources ``scripts/install.sh`` fetches (``$ANCIENTBENCH_SOURCES`` overrides).
 - :func:`cache_root`: built models and hash caches (``$ANCIENTBENCH_CACHE``, else ``$XDG_CACHE_HOME/ancientbench``,
   else ``~/.cache/ancientbench``).
@@ -16,10 +17,12 @@ from pathlib import Path
 PACKAGE_DIR = Path(__file__).resolve().parent
 DATASET_PATH = str(PACKAGE_DIR)  # the dataset folder (data/<config>/{test,dev}.jsonl + README.md card), as a str
 REPO_ROOT = PACKAGE_DIR.parent  # a clone's root; in an installed wheel, site-packages (nothing of ours there)
-CURATED_DIR = PACKAGE_DIR / "curated"
-PROBES_DIR = CURATED_DIR / "probes"
 RECORDS_DIR = REPO_ROOT / "records"
+CURATED_DIR = RECORDS_DIR / "curated"
+PROBES_DIR = RECORDS_DIR / "probes"
+CHANGELOG_FILE = RECORDS_DIR / "CHANGELOG.md"  # what changed in each data version (prose; the card renders it)
 V1_STRATEGIES_FILE = RECORDS_DIR / "v1_strategies.json"  # the changelog's "before" figures (data version 1.0.0)
+BUILD_REPORT_FILE = RECORDS_DIR / "build_report.json"  # counts and drops of the last `ancientbench build` of the package
 DEFAULT_SOURCES_DIR = Path(os.environ.get("ANCIENTBENCH_SOURCES", REPO_ROOT / ".sources"))
 
 
@@ -29,3 +32,12 @@ def cache_root() -> Path:
         return Path(os.environ["ANCIENTBENCH_CACHE"])
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "ancientbench"
+
+
+def record(path: Path) -> Path:
+    """``path`` (under ``records/``) when it exists, else :class:`~ancientbench.errors.RecordsMissing` naming it."""
+    if not path.exists():
+        from .errors import RecordsMissing  # the other bottom module; imported here so paths.py stays import-free
+
+        raise RecordsMissing(f"{path} not found: records/ comes with a clone of the repository, not with an installed package")
+    return path

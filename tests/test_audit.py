@@ -402,7 +402,29 @@ def test_changelog_without_records_is_one_clear_error(tmp_path, monkeypatch):
     from ancientbench.errors import AncientBenchError
     from ancientbench.publish.card import render_changelog
 
-    assert paths.V1_STRATEGIES_FILE.is_file() and paths.V1_STRATEGIES_FILE.parent.name == "records"
-    monkeypatch.setattr(paths, "V1_STRATEGIES_FILE", tmp_path / "records" / "v1_strategies.json")
-    with pytest.raises(AncientBenchError, match="records/ in a clone"):
-        render_changelog(tmp_path)
+    for name in ("V1_STRATEGIES_FILE", "CHANGELOG_FILE"):
+        assert getattr(paths, name).is_file() and getattr(paths, name).parent.name == "records"
+        with monkeypatch.context() as m:
+            m.setattr(paths, name, tmp_path / "records" / getattr(paths, name).name)
+            with pytest.raises(AncientBenchError, match=f"needs .*{getattr(paths, name).name} \\(records/ in a clone"):
+                render_changelog(tmp_path)
+
+
+def test_changelog_prose_is_read_from_records_and_a_bad_line_is_named(tmp_path):
+    """The changelog prose lives in records/CHANGELOG.md (headings, bullets, wrapped lines); a line that is none
+    of these is an error naming the file and line."""
+    from ancientbench.paths import CHANGELOG_FILE
+    from ancientbench.publish.card import read_changelog
+    from ancientbench.schema import DataError
+    from ancientbench.tasks import DATASET_RELEASES, DATASET_VERSION
+
+    versions = read_changelog(CHANGELOG_FILE)
+    assert versions[0][0] == DATASET_VERSION and {v for v, _, _ in versions} >= {v for v, _, _ in DATASET_RELEASES[1:]}
+    assert all(changes and all(c and "  " not in c for c in changes) for _, _, changes in versions)
+    good = tmp_path / "CHANGELOG.md"
+    good.write_text("# title\n\nprose\n\n## 9.1.0 (2030-01-02)\n\n- one change\n  wrapped\n- two\n", encoding="utf-8")
+    assert read_changelog(good) == [("9.1.0", "2030-01-02", ["one change wrapped", "two"])]
+    for bad, line in (("## 9.1 (2030-01-02)\n", 1), ("## 9.1.0 (2030-01-02)\n- one\nloose text\n", 3)):
+        good.write_text(bad, encoding="utf-8")
+        with pytest.raises(DataError, match=f"CHANGELOG.md, row {line}:"):
+            read_changelog(good)

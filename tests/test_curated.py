@@ -385,3 +385,22 @@ def test_parallel_corpus_config_from_shared_sample(tmp_path):
     assert len(rows) == len(result.test)
     (again,) = pc.build_variants(BuildContext(parallel_corpus=root))  # deterministic for a seed
     assert again.test == result.test and again.dev == result.dev
+
+
+@pytest.mark.parametrize("task", ["translation", "excdoc_word", "tradoc_word"])
+def test_building_a_curated_task_without_records_is_one_clear_line(task, tmp_path, monkeypatch, capsys):
+    """An installed package has no records/: building a task that reads the team-curated files says so in one line."""
+    import argparse
+
+    from ancientbench import builders
+    from ancientbench.builders import excdoc_glossary, tradoc_word
+
+    gone = tmp_path / "records" / "curated"
+    for module in (cur, excdoc_glossary, tradoc_word, review):
+        monkeypatch.setattr(module, "CURATED_DIR", gone)
+    p = argparse.ArgumentParser()
+    builders.add_arguments(p)
+    assert builders.run(p.parse_args([task, "--out", str(tmp_path / "out")])) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: cannot build {task}: {gone} not found: records/ comes with a clone"), err
+    assert not (tmp_path / "out").exists()

@@ -12,6 +12,7 @@ import pytest
 from support import REPO_ROOT, make_item
 
 from ancientbench import finetune_data as fd
+from ancientbench.paths import CURATED_DIR
 
 # ------------------------------------------------------------------------------------ leakage check
 
@@ -103,7 +104,7 @@ def benchmark_copy(tmp_path_factory):
     for test in sorted((Path(DATASET_PATH) / "data").glob("*/test.jsonl")):
         (root / "data" / test.parent.name).mkdir(parents=True)
         shutil.copy(test, root / "data" / test.parent.name / "test.jsonl")
-    shutil.copytree(Path(DATASET_PATH) / "curated", root / "curated")
+    shutil.copytree(CURATED_DIR, root / "curated")
     return root
 
 

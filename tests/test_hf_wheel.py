@@ -65,6 +65,26 @@ def test_wheel_contains_card_data_and_metric(wheel_install):
     expected = {f"ancientbench/data/{t}/{s}.jsonl" for t in present_configs(REPO / "ancientbench") for s in SPLITS if split_file(REPO / "ancientbench", t, s).is_file()}
     assert expected <= names, sorted(expected - names)
     assert not any(n.startswith("ancientbench/ancientbench.py") for n in names)  # would be taken for a loading script
+    # records (curation sources, review log, probes, changelog, build report) stay in the repository
+    assert not any(n.startswith(("records/", "ancientbench/curated/", "ancientbench/records/")) or n.endswith("build_report.json")
+                   for n in names), sorted(n for n in names if "curated" in n or "records" in n)
+
+
+def test_installed_wheel_renders_its_card_byte_identically(wheel_install):
+    """Without records/, the installed package renders its own card exactly as the clone does: the blocks read from
+    records (probes; audit and changelog only with --audit) are kept as shipped, the others recomputed."""
+    _, site, root = wheel_install
+    work = root / "card-check"
+    work.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(site), HF_HOME=str(root / "hf"), HF_HUB_OFFLINE="1")
+    script = ("import sys, ancientbench.paths as p; from ancientbench.publish import card; "
+              "print(p.RECORDS_DIR.is_dir(), p.PACKAGE_DIR); sys.exit(card.main(['--check']))")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=work, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    no_records, package = proc.stdout.splitlines()[0].split(" ", 1)
+    assert no_records == "False" and Path(package).resolve().is_relative_to(site.resolve())
+    assert "up to date" in proc.stdout
+    assert (site / "ancientbench" / "README.md").read_bytes() == (REPO / "ancientbench" / "README.md").read_bytes()
 
 
 def test_installed_wheel_loads_metric_and_dataset_from_elsewhere(wheel_install):

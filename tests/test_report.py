@@ -337,6 +337,22 @@ def test_ai_examinee_answers_follow_the_option_text_across_rebuilds(tmp_path):
     assert [r["id"] for r in picked] == ["cloze-1"] and letters == ["C"] and detail["left_out_changed_or_gone"] == 1
 
 
+def test_without_probe_records_the_ai_examinee_row_is_left_out_or_one_clear_error(tmp_path, monkeypatch):
+    """An installed package has no records/probes: the default rows leave the AI examinee out and say so; asking
+    for its answers is one RecordsMissing naming the folder."""
+    from ancientbench.errors import RecordsMissing
+    from ancientbench.reports import reference
+
+    assert reference.available_rows(log=lambda m: None) == list(reference.ROWS)  # a clone has them
+    gone = tmp_path / "records" / "probes"
+    monkeypatch.setattr(reference, "PROBES_DIR", gone)
+    said = []
+    assert reference.available_rows(log=said.append) == [s for s in reference.ROWS if s != "ai-examinee"]
+    assert len(said) == 1 and str(gone) in said[0] and "left out" in said[0]
+    with pytest.raises(RecordsMissing, match="records/ comes with a clone"):
+        reference.ai_examinee({"cloze": []})
+
+
 def test_ladder_markdown_renders_rows_missing_whole_competencies():
     from ancientbench.reports.ladder import render_markdown
 

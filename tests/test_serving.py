@@ -72,8 +72,11 @@ def test_generate_end_to_end_with_interrupted_run_resumed(served, fixture_data, 
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     with HoldingProxy(served.base_url, answer=3) as proxy:
         args = [a if a != served.base_url else proxy.base_url for a in common]
-        proc = subprocess.Popen([sys.executable, "-m", "ancientbench.cli", *args, "--output", str(out),
-                                 "--concurrency", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # Ctrl-C's handler set explicitly: a suite started in the background (`cmd &`) hands its children SIGINT
+        # ignored, and Python then installs no handler, so the interrupt would be lost and the run would finish
+        cli = "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); from ancientbench.cli import main; sys.exit(main())"
+        proc = subprocess.Popen([sys.executable, "-c", cli, *args, "--output", str(out), "--concurrency", "1"],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert proxy.held.wait(timeout=120), "the run never reached its 4th request"
         proc.send_signal(signal.SIGINT)
         # the run awaits its request in flight (what was paid for is kept): let held requests through, one

@@ -14,7 +14,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..paths import DEFAULT_SOURCES_DIR
+from ..errors import RecordsMissing
+from ..paths import BUILD_REPORT_FILE, DEFAULT_SOURCES_DIR, PACKAGE_DIR, RECORDS_DIR
 from ..sources import SourceMissing
 from ..tasks import TASK_NAMES, resolve_tasks
 from .common import BuildResult, write_result
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     for task in resolve_tasks(args.tasks):
         try:
             result = build_task(task, ctx)
-        except SourceMissing as e:
+        except (SourceMissing, RecordsMissing) as e:
             print(f"error: cannot build {task}: {e}", file=sys.stderr)
             return 2
         paths = write_result(result, out)
@@ -78,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
             report[name] = {"test": len(result.test), "dev": len(result.dev), "dropped": dict(result.dropped)}
             print(f"{name}: test {len(result.test)}, dev {len(result.dev)}")
     # Merge into an existing report, so building some tasks keeps the figures of the others.
-    report_path = out / "build_report.json"
+    # the package's own build keeps its report for the record (records/); a build elsewhere keeps it beside the data
+    report_path = BUILD_REPORT_FILE if out.resolve() == PACKAGE_DIR and RECORDS_DIR.is_dir() else out / "build_report.json"
     merged = {}
     if report_path.is_file():
         try:

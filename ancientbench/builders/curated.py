@@ -1,4 +1,4 @@
-"""The team-curated source files (``ancientbench/curated/<task>.jsonl``): format, reader, validator, writer.
+"""The team-curated source files (``records/curated/<task>.jsonl``): format, reader, validator, writer.
 
 Owns the format of the three hand-written tasks (``translation``, ``phonetic_loan``, ``excdoc_word``): one
 JSON object per line, ``ensure_ascii=False``, keys in the fixed order of :data:`KEY_ORDER` so that diffs
@@ -34,7 +34,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..paths import CURATED_DIR
+from ..paths import CURATED_DIR, record
 from ..schema import DataError
 from ..tasks import CURATED_TASKS
 from .common import length_giveaway
@@ -105,7 +105,7 @@ class Entry:
 def curated_path(task: str, directory: str | Path | None = None) -> Path:
     if task not in CURATED_TASKS:
         raise ValueError(f"{task!r} is not a curated task; curated tasks: {', '.join(CURATED_TASKS)}")
-    return Path(directory or CURATED_DIR) / f"{task}.jsonl"
+    return Path(directory) / f"{task}.jsonl" if directory else record(CURATED_DIR) / f"{task}.jsonl"
 
 
 
@@ -199,7 +199,7 @@ def parse_lines(path: Path) -> list[tuple[int, object]]:
 
 def load_entries(task: str, directory: str | Path | None = None, *, path: str | Path | None = None,
                  check_order: bool = True) -> list[Entry]:
-    """Read and validate one curated file (default: the package's own); duplicate keys and options rejected."""
+    """Read and validate one curated file (default: records/curated/ of a clone); duplicate keys and options rejected."""
     p = Path(path) if path else curated_path(task, directory)
     if not p.is_file():
         raise DataError(p, None, None, f"missing curated file for task {task!r}")

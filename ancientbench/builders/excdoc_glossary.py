@@ -15,7 +15,7 @@ import random
 from functools import lru_cache
 from pathlib import Path
 
-from ..paths import CURATED_DIR
+from ..paths import CURATED_DIR, record
 from ..schema import DataError
 from .common import length_giveaway
 
@@ -34,11 +34,11 @@ def glossary_path(items_file: str | Path | None = None) -> Path:
         beside = Path(items_file).with_name(GLOSSARY_NAME)
         if beside.is_file():
             return beside
-    return CURATED_DIR / GLOSSARY_NAME
+    return record(CURATED_DIR) / GLOSSARY_NAME
 
 
 def load_glossary(path: str | Path | None = None) -> dict[str, dict]:
-    p = Path(path) if path else CURATED_DIR / GLOSSARY_NAME
+    p = Path(path) if path else record(CURATED_DIR) / GLOSSARY_NAME
     return dict(_load_glossary(str(p), p.stat().st_mtime_ns if p.is_file() else 0))
 
 

@@ -31,7 +31,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from ..paths import CURATED_DIR
+from ..paths import CURATED_DIR, record
 from ..schema import DataError
 from ..tasks import CURATED_TASKS, LETTERS
 from .curated import curated_path, load_entries, parse_lines, write_entries
@@ -104,7 +104,7 @@ def read_answers(sheet: Path, answers: Path | None) -> dict[str, tuple[str, dict
 
 
 def log_path(directory: str | Path | None = None) -> Path:
-    return Path(directory or CURATED_DIR) / LOG_NAME
+    return Path(directory) / LOG_NAME if directory else record(CURATED_DIR) / LOG_NAME
 
 
 def read_log(directory: str | Path | None = None) -> list[dict]:

@@ -43,7 +43,7 @@ from collections import Counter, defaultdict
 from itertools import combinations
 from pathlib import Path
 
-from ..paths import CURATED_DIR
+from ..paths import CURATED_DIR, record
 from ..schema import DataError
 from ..sources.classics import SOURCE_LABEL as SOURCE_LABEL_CP
 from ..sources.classics import is_han, load_corpus
@@ -276,7 +276,7 @@ MAX_PER_SENSE = 4
 
 
 def _curated_dir(directory=None) -> Path:
-    return Path(directory) if directory else CURATED_DIR
+    return Path(directory) if directory else record(CURATED_DIR)
 
 
 def load_senses(directory=None) -> dict[str, dict]:

@@ -10,7 +10,7 @@ also gives a confidence 1-3 and a flag (``two correct: A,C``, ``none correct``, 
 defective: …``; VALIDITY.md §3). ``… score DIR`` reads ``DIR/answers.jsonl`` (``{"qid", "answer", "confidence"?,
 "flag"?}``) and writes ``DIR/summary.json``: accuracy against the key, the disagreements and flags to adjudicate,
 and, once ``DIR/adjudication.jsonl`` (``{"qid", "verdict": "key stands"|"defect", "note"}``) covers them, the
-defect rate. The card reads every ``summary.json`` under ``ancientbench/curated/probes/``.
+defect rate. The card reads every ``summary.json`` under ``records/probes/``.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Three "models" that know no ancient Chinese, each answering every test item of t
   cross-validated): what an examinee who reads only shortcut cues can reach.
 
 And one row that is not knowledge-free: ``AI examinee (full question, sample)``, the full-question blind-probe
-answers of the probe records (``curated/probes/*-full*``), mapped back through each quiz's option permutation onto
+answers of the probe records (``records/probes/*-full*``), mapped back through each quiz's option permutation onto
 the current items; only the sampled items, and only those whose key is unchanged since the probe.
 
 Each goes to ``<out>/<slug>/results_<k>shot.json`` with ``predictions_<k>shot.jsonl`` beside it, for k in
@@ -30,7 +30,7 @@ from ..aggregate import aggregate
 from ..argtypes import non_negative_int
 from ..evaluation.layout import predictions_path, results_path
 from ..fileio import atomic_write
-from ..paths import PROBES_DIR
+from ..paths import PROBES_DIR, record
 from ..tasks import LETTERS, TASK_BY_NAME, TASK_NAMES
 
 REFERENCE_VERSION = "1"
@@ -95,7 +95,7 @@ def ai_examinee(tests: dict[str, list[dict]], probes_dir: Path | None = None) ->
 
     An answer is carried over by its option *text* (rebuilds reorder options): an item counts only when its four
     option texts are still the ones the quiz showed; later rounds win over earlier ones."""
-    probes_dir = probes_dir or PROBES_DIR
+    probes_dir = probes_dir or record(PROBES_DIR)
     by_id = {r["id"]: r for rows in tests.values() for r in rows}
     answers: dict[str, tuple[str | None, str]] = {}  # item id -> (dataset letter answered, probe folder)
     stale: dict[str, int] = {}
@@ -160,6 +160,14 @@ def write_row(out: Path, slug: str, per_task: dict[str, tuple[list[dict], list[s
     return written
 
 
+def available_rows(log=print) -> list[str]:
+    """Every row, less the AI examinee where there are no probe records to read its answers from (an installed package)."""
+    if PROBES_DIR.is_dir():
+        return list(ROWS)
+    log(f"{ROWS['ai-examinee']}: left out ({PROBES_DIR} comes with a clone of the repository)")
+    return [s for s in ROWS if s != "ai-examinee"]
+
+
 def write_reference_rows(out: str | Path, data: str | Path | None = None, *, rows: list[str] | None = None,
                          shots: list[int] = (0, 5), seed: int = 0, limit: int | None = None, log=print) -> list[Path]:
     """Compute the reference rows over every task's test split of ``data`` (default: the bundled dataset), or
@@ -177,7 +185,7 @@ def write_reference_rows(out: str | Path, data: str | Path | None = None, *, row
     freq = corpus_frequencies() or self_frequencies([r for rs in tests.values() for r in rs])
     out = Path(out)
     written: list[Path] = []
-    for slug in rows or list(ROWS):
+    for slug in rows or available_rows(log):
         if slug == "ai-examinee":  # its own sample of items, whatever the limit
             per_task = ai_examinee(full)
             written += write_row(out, slug, per_task, sha, "ancientbench" if data is None else str(root), list(shots), seed)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..paths import CURATED_DIR
+from ..paths import CURATED_DIR, record
 from . import SourceMissing, reachable
 
 SOURCE_LABEL = "說文解字 (shuowenjiezi/shuowen, Apache-2.0; user-supplied, not redistributed)"
@@ -158,7 +158,7 @@ def graph_pairs(path: str | Path = GRAPH_PAIRS_FILE) -> dict[frozenset[str], dic
     """The hand-checked pairs of forms that are one graph beyond Unihan's links (our form, the 說文 text's form),
     each with the items it touches, its reason and reference: ``{frozenset({ours, shuowen}): row}``."""
     rows: dict[frozenset[str], dict] = {}
-    lines = [ln for ln in Path(path).read_text(encoding="utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
+    lines = [ln for ln in record(Path(path)).read_text(encoding="utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
     header = lines[0].split("\t")
     for n, line in enumerate(lines[1:], start=2):
         row = dict(zip(header, line.split("\t")))
