@@ -16,7 +16,7 @@ from .errors import AncientBenchError
 
 # subcommand -> (module that owns it, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "build": ("ancientbench.builders", "build task configs from the installed open sources"),
+    "build": ("ancientbench.builders.command", "build task configs from the installed open sources"),
     "audit": ("ancientbench.quality.audit", "item counts, answer balance, every shortcut strategy (<= 30%), agreement figures"),
     "eval": ("ancientbench.evaluation", "score a causal LM on the tasks, zero-shot and few-shot"),
     "run": ("ancientbench.suites", "run a suite file (models x backends x modes x shots) and write one combined report"),

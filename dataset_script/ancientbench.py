@@ -28,7 +28,9 @@ _DESCRIPTION = (
 _LICENSE = "apache-2.0"
 _DEFAULT_DATA_DIR = "../ancientbench"
 
-# (config name, English name, Chinese name, competency): the order and names of ancientbench/tasks.py
+# (config name, English name, Chinese name, competency): generated from ancientbench/tasks.py
+# (python -m ancientbench.publish.copies)
+# BEGIN GENERATED: tasks
 _TASKS = (
     ("radical", "Radical", "部首", "glyph"),
     ("radical_meaning", "Radical Meaning", "部首義", "glyph"),
@@ -41,6 +43,7 @@ _TASKS = (
     ("phonetic_loan", "Phonetic Loan Character", "通假字", "context"),
     ("translation", "Translation", "翻譯", "context"),
 )
+# END GENERATED: tasks
 # the columns of ancientbench/schema.py FIELDS, in order, all strings
 _FIELDS = ("id", "task", "question", "A", "B", "C", "D", "answer", "subset", "source", "citation", "explanation")
 _SPLITS = (("test", datasets.Split.TEST), ("dev", "dev"))

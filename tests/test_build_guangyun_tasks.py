@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from ancientbench import DATASET_PATH
-from ancientbench.builders import BuildContext, add_arguments, run
+from ancientbench.builders import BuildContext
+from ancientbench.builders.command import add_arguments, run
 from ancientbench.schema import validate_rows
 from ancientbench.sources import SourceMissing, guangyun, unihan
 from ancientbench.tasks import LETTERS

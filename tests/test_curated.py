@@ -36,7 +36,7 @@ def _loan(**over):
            "answer": "悅", "distractors": ["閱", "脫", "稅"], "rationale": "說讀為悅", "author": "a1", "reviewer": "",
            "blind_answer": ""}
     row.update(over)
-    return {k: row[k] for k in cur.KEY_ORDER["phonetic_loan"]}
+    return {k: row[k] for k in cur.format_of("phonetic_loan").keys}
 
 
 def _write_lines(path: Path, rows) -> Path:
@@ -116,7 +116,7 @@ def test_validator_rejects_key_order_duplicates_and_bad_json(tmp_path):
     # --format repairs the order in place
     path = _write_lines(tmp_path / "phonetic_loan.jsonl", [shuffled])
     assert cur.main(["phonetic_loan", "--dir", str(tmp_path), "--format"]) == 0
-    assert list(json.loads(path.read_text(encoding="utf-8"))) == list(cur.KEY_ORDER["phonetic_loan"])
+    assert list(json.loads(path.read_text(encoding="utf-8"))) == list(cur.format_of("phonetic_loan").keys)
 
 
 def test_validator_translation_errors_and_excdoc_word(tmp_path):
@@ -392,15 +392,14 @@ def test_building_a_curated_task_without_records_is_one_clear_line(task, tmp_pat
     """An installed package has no records/: building a task that reads the team-curated files says so in one line."""
     import argparse
 
-    from ancientbench import builders
-    from ancientbench.builders import excdoc_glossary, tradoc_word
+    from ancientbench.builders import command, excdoc_glossary, tradoc_word
 
     gone = tmp_path / "records" / "curated"
     for module in (cur, excdoc_glossary, tradoc_word, review):
         monkeypatch.setattr(module, "CURATED_DIR", gone)
     p = argparse.ArgumentParser()
-    builders.add_arguments(p)
-    assert builders.run(p.parse_args([task, "--out", str(tmp_path / "out")])) == 2
+    command.add_arguments(p)
+    assert command.run(p.parse_args([task, "--out", str(tmp_path / "out")])) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"error: cannot build {task}: {gone} not found: records/ comes with a clone"), err
     assert not (tmp_path / "out").exists()

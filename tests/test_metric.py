@@ -296,3 +296,20 @@ def test_metric_card_examples_hold(metric):
     assert (r["average"], r["n"], r["complete"]) == (0.75, 3, False)
     r = metric.compute(predictions=["B"] * 10, references=["B"] * 10, tasks=list(TASK_NAMES))
     assert (r["average"], r["complete"], r["ci"]["average"]) == (1.0, True, [1.0, 1.0])
+
+
+def test_registry_copies_are_generated_and_current(tmp_path, monkeypatch, capsys):
+    """The metric's and the loading script's task tables are generated from tasks.py: --check passes on the clone and
+    fails (naming the file) once a copy is edited by hand; a run rewrites it back."""
+    from ancientbench.publish import copies
+
+    assert copies.main(["--check"]) == 0
+    for name in ("METRIC_FILE", "SCRIPT_FILE"):
+        stale = tmp_path / getattr(copies, name).name
+        stale.write_text(getattr(copies, name).read_text(encoding="utf-8").replace('"context"', '"meaning"', 1), encoding="utf-8")
+        with monkeypatch.context() as m:
+            m.setattr(copies, name, stale)
+            assert copies.main(["--check"]) == 1
+            assert str(stale) in capsys.readouterr().err
+            assert copies.main([]) == 0 and copies.main(["--check"]) == 0
+        assert stale.read_text(encoding="utf-8") == getattr(copies, name).read_text(encoding="utf-8")

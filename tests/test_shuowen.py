@@ -45,7 +45,7 @@ def sw():
 
 @pytest.fixture(scope="module")
 def variants(sw, tmp_path_factory):
-    from ancientbench.builders import _extra_builds
+    from ancientbench.builders.command import _extra_builds
 
     try:
         ctx = BuildContext(sources_dir=SOURCES, shuowen_dir=SHUOWEN)

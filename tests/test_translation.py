@@ -53,7 +53,7 @@ def test_error_labels_per_distractor(tmp_path):
 
 def test_committed_labels_use_the_classical_misreadings(entries):
     labels = {part for e in entries for err in e["errors"] for part in err.split("+")}
-    assert labels <= set(cur.TRANSLATION_ERROR_TYPES)
+    assert labels <= set(tr.TRANSLATION_ERROR_TYPES)
     # the design is about classical grammar, not one or two stock edits
     assert {"function-word", "modern-sense", "agent-patient", "word-sense"} <= labels, labels
 

@@ -1,28 +1,19 @@
-"""``ancientbench build``: turn the installed open sources (and the team-curated files) into task configs.
-
-One builder module per task (``ancientbench/builders/<task>.py``), each exposing
-``build(ctx: BuildContext) -> BuildResult``. Source adapters live beside them and raise
-:class:`SourceMissing` with the install command when a source is absent.
+"""Builders: sources -> questions. One builder module per task (``ancientbench/builders/<task>.py``), each exposing
+``build(ctx: BuildContext) -> BuildResult``, found by the task's name (:func:`builder`); the shared helpers beside
+them (``common``, ``curated``, ``debias``, ``glyphcheck`` ...). The source adapters (``ancientbench.sources``) raise
+:class:`SourceMissing` with the install command when a source is absent. The command: :mod:`.command`.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
-import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import RecordsMissing
-from ..paths import BUILD_REPORT_FILE, DEFAULT_SOURCES_DIR, PACKAGE_DIR, RECORDS_DIR
-from ..sources import SourceMissing
-from ..tasks import TASK_NAMES, resolve_tasks
-from .common import BuildResult, write_result
+from ..paths import DEFAULT_SOURCES_DIR
+from .common import BuildResult
 
 DEFAULT_SEED = 20241
-
-# Where registry sources installed by scripts/install.sh live (npm packages under node_modules/).
 
 
 @dataclass(frozen=True)
@@ -40,62 +31,3 @@ def builder(task: str):
 
 def build_task(task: str, ctx: BuildContext) -> BuildResult:
     return builder(task).build(ctx)
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("tasks", nargs="*", metavar="TASK", help=f"tasks or competencies to build (default: all): {', '.join(TASK_NAMES)}")
-    p.add_argument("--output", "--out", dest="out", default=None, help="dataset folder to write into (default: the package's own dataset folder)")
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed for option order and sampling (default %(default)s)")
-    p.add_argument("--sources", default=None, metavar="DIR",
-                   help="folder holding the npm sources (default: $ANCIENTBENCH_SOURCES, else .sources/ in the checkout, where scripts/install.sh puts them)")
-    p.add_argument("--shuowen", default=None, metavar="DIR", help="說文 data folder: also build the paper-faithful 說文 variant configs")
-    p.add_argument("--parallel-corpus", default=None, metavar="DIR", help="古文/现代文 parallel corpus: build a user translation config")
-
-
-def run(args: argparse.Namespace) -> int:
-    from .. import DATASET_PATH
-
-    out = Path(args.out or DATASET_PATH)
-    ctx = BuildContext(
-        seed=args.seed,
-        sources_dir=Path(args.sources) if args.sources else DEFAULT_SOURCES_DIR,
-        shuowen_dir=Path(args.shuowen) if args.shuowen else None,
-        parallel_corpus=Path(args.parallel_corpus) if args.parallel_corpus else None,
-    )
-    report = {}
-    for task in resolve_tasks(args.tasks):
-        try:
-            result = build_task(task, ctx)
-        except (SourceMissing, RecordsMissing) as e:
-            print(f"error: cannot build {task}: {e}", file=sys.stderr)
-            return 2
-        paths = write_result(result, out)
-        report[task] = {"test": len(result.test), "dev": len(result.dev), "candidates": result.candidates, "dropped": dict(result.dropped)}
-        print(f"{task}: test {len(result.test)}, dev {len(result.dev)}, dropped {sum(result.dropped.values())} -> {paths[0].parent}")
-    for extra in _extra_builds(ctx):
-        for result in extra:
-            write_result(result, out)
-            name = result.config or result.task
-            report[name] = {"test": len(result.test), "dev": len(result.dev), "dropped": dict(result.dropped)}
-            print(f"{name}: test {len(result.test)}, dev {len(result.dev)}")
-    # Merge into an existing report, so building some tasks keeps the figures of the others.
-    # the package's own build keeps its report for the record (records/); a build elsewhere keeps it beside the data
-    report_path = BUILD_REPORT_FILE if out.resolve() == PACKAGE_DIR and RECORDS_DIR.is_dir() else out / "build_report.json"
-    merged = {}
-    if report_path.is_file():
-        try:
-            previous = json.loads(report_path.read_text(encoding="utf-8"))
-            merged = previous if isinstance(previous, dict) else {}
-        except json.JSONDecodeError:
-            merged = {}  # an unreadable old report is replaced
-    merged.update(report)
-    report_path.write_text(json.dumps(merged, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    return 0
-
-
-def _extra_builds(ctx: BuildContext):
-    """Variant configs built only from user-supplied inputs (never committed)."""
-    if ctx.shuowen_dir is not None:
-        yield importlib.import_module("ancientbench.builders.shuowen").build_variants(ctx)
-    if ctx.parallel_corpus is not None:
-        yield importlib.import_module("ancientbench.builders.parallel_corpus").build_variants(ctx)

@@ -1,8 +1,9 @@
-"""The team-curated source files (``records/curated/<task>.jsonl``): format, reader, validator, writer.
+"""The team-curated source files (``records/curated/<task>.jsonl``): the shared format, reader, validator, writer.
 
-Owns the format of the three hand-written tasks (``translation``, ``phonetic_loan``, ``excdoc_word``): one
-JSON object per line, ``ensure_ascii=False``, keys in the fixed order of :data:`KEY_ORDER` so that diffs
-stay readable. Every entry has
+Generic over the hand-written tasks (``translation``, ``phonetic_loan``, ``excdoc_word``; ``kind="curated"`` on
+their rows): one JSON object per line, ``ensure_ascii=False``, keys in the fixed order of the task's
+:class:`Format` (its ``FORMAT``, in the task's own builder module, with its own checks) so that diffs stay
+readable. Every entry has
 
 * ``key`` — unique, stable ascii slug (``[a-z0-9][a-z0-9._-]*``), used in the item id;
 * ``citation`` — work and chapter, or document and slip/column;
@@ -11,11 +12,10 @@ stay readable. Every entry has
 * ``answer``, ``distractors`` (a list of three), ``rationale`` (one line);
 * ``author``, ``reviewer``, ``blind_answer`` (the option text the reviewer chose blind; "" until reviewed);
 
-plus per task: translation ``book`` and ``errors`` (per distractor its misreadings joined by ``+``, see
-:data:`TRANSLATION_ERROR_TYPES`);
-phonetic_loan ``kind`` (``excavated`` | ``transmitted``) and ``loan`` (the written graph; ``answer`` is the
-intended graph, 本字); excdoc_word ``document``, ``word`` and ``gloss`` (an id of ``excdoc_glossary.jsonl``) in
-place of ``answer``/``distractors``/``rationale``, which :mod:`.excdoc_word` fills in from the glossary on load.
+plus what each task's ``FORMAT`` adds: translation ``book`` and ``errors`` (per distractor its misreadings
+joined by ``+``); phonetic_loan ``kind`` and ``loan`` (the written graph; ``answer`` is the intended graph,
+本字); excdoc_word ``document``, ``word`` and ``gloss`` (an id of ``excdoc_glossary.jsonl``) in place of
+``answer``/``distractors``/``rationale``, which its ``resolve`` fills in from the glossary on load.
 
 :func:`load_entries` rejects a malformed file with a :class:`~ancientbench.schema.DataError` naming the
 file, the line and the field: missing or unknown key, keys out of order, wrong types, empty values, a
@@ -28,46 +28,48 @@ files and prints counts; ``--format`` rewrites them in canonical key order.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..paths import CURATED_DIR, record
 from ..schema import DataError
 from ..tasks import CURATED_TASKS
 from .common import length_giveaway
-from .excdoc_glossary import resolve as resolve_excdoc_word
 
 SOURCE = "AncientBench team-curated"
-
-# Key order per task (the translation order was agreed with its writers first; the others follow it).
-KEY_ORDER: dict[str, tuple[str, ...]] = {
-    "translation": (
-        "key", "book", "citation", "context", "answer", "distractors", "errors",
-        "rationale", "author", "reviewer", "blind_answer",
-    ),
-    "phonetic_loan": (
-        "key", "kind", "citation", "context", "loan", "answer", "distractors",
-        "rationale", "author", "reviewer", "blind_answer",
-    ),
-    # excdoc_word names a glossary entry; answer, distractors and rationale are filled from the glossary on load
-    "excdoc_word": (
-        "key", "document", "citation", "context", "word", "gloss", "author", "reviewer", "blind_answer",
-    ),
-}
-ERROR_TYPES: tuple[str, ...] = ("word-sense", "agent-patient", "negation", "number", "tense-aspect", "other")
-# translation: what a careless reader of the classical text gets wrong (docs/translation.md defines each).
-TRANSLATION_ERROR_TYPES: tuple[str, ...] = (
-    *ERROR_TYPES, "modern-sense", "function-word", "loan-graph", "word-class", "passive", "comparison",
-    "pronoun", "suo", "mood",
-)
-LOAN_KINDS: tuple[str, ...] = ("excavated", "transmitted")
 LIST_FIELDS = {"distractors", "errors"}
 MAY_BE_EMPTY = {"reviewer", "blind_answer"}
 KEY_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
+
+
+def _no_change(obj: dict, file: str | Path, line: int) -> dict:
+    return obj
+
+
+@dataclass(frozen=True)
+class Format:
+    """A curated task's file, as its builder module declares it (``FORMAT``): the keys in order, a ``resolve`` step
+    run before the shared option checks (may fill fields), its own ``check`` run after them (raises DataError),
+    what makes two entries one question, and the extra counts its summary line prints."""
+
+    keys: tuple[str, ...]
+    resolve: Callable[[dict, str | Path, int], dict] = _no_change
+    check: Callable[[dict, str | Path, int], None] = lambda obj, file, line: None
+    identity: Callable[[dict], tuple] = lambda data: (data["context"],)
+    counts: Callable[[list], str] = lambda entries: ""
+
+
+def format_of(task: str) -> Format:
+    """The ``FORMAT`` of a curated task's builder module (found by name, as ``ancientbench build`` finds builders)."""
+    if task not in CURATED_TASKS:
+        raise ValueError(f"{task!r} is not a curated task; curated tasks: {', '.join(CURATED_TASKS)}")
+    return importlib.import_module(f"{__package__}.{task}").FORMAT
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,8 @@ def validate_entry(task: str, obj: object, file: str | Path, line: int, *, check
     """Check one parsed line of ``<task>.jsonl``; return it (a dict) or raise DataError(file, line, field)."""
     if not isinstance(obj, dict):
         raise DataError(file, line, None, f"expected a JSON object, got {type(obj).__name__}")
-    order = KEY_ORDER[task]
+    fmt = format_of(task)
+    order = fmt.keys
     for name in order:
         if name not in obj:
             raise DataError(file, line, name, "missing key")
@@ -144,33 +147,14 @@ def validate_entry(task: str, obj: object, file: str | Path, line: int, *, check
             raise DataError(file, line, name, "leading or trailing whitespace")
     if not KEY_RE.match(obj["key"]):
         raise DataError(file, line, "key", f"key {obj['key']!r} is not an ascii slug ([a-z0-9][a-z0-9._-]*)")
-    if task == "excdoc_word":
-        obj = resolve_excdoc_word(obj, file, line)
+    obj = fmt.resolve(obj, file, line)
     answer = obj["answer"]
     for d in obj["distractors"]:
         if d.strip() == answer.strip():
             raise DataError(file, line, "distractors", f"distractor equal to the answer ({answer!r})")
     if len({d.strip() for d in obj["distractors"]}) != 3:
         raise DataError(file, line, "distractors", "duplicate options among the distractors")
-    if task == "translation":
-        # One label per distractor: the misreading(s) of the classical text it carries, joined with "+".
-        for e in obj["errors"]:
-            bad = [part for part in e.split("+") if part not in TRANSLATION_ERROR_TYPES]
-            if bad:
-                raise DataError(file, line, "errors", f"bad error label {bad[0]!r} in {e!r}; allowed (joined with '+'): "
-                                f"{', '.join(TRANSLATION_ERROR_TYPES)}")
-    if task == "phonetic_loan":
-        if obj["kind"] not in LOAN_KINDS:
-            raise DataError(file, line, "kind", f"bad kind {obj['kind']!r}; allowed: {', '.join(LOAN_KINDS)}")
-        if obj["context"].count(obj["loan"]) != 1:
-            raise DataError(file, line, "loan", f"the loan graph {obj['loan']!r} must occur exactly once in the context "
-                            f"(found {obj['context'].count(obj['loan'])} times), so the question is unambiguous")
-        if obj["loan"] == answer:
-            raise DataError(file, line, "answer", "the intended graph equals the loan graph")
-        if obj["loan"] in obj["distractors"]:
-            raise DataError(file, line, "distractors", "the loan graph itself is offered as a distractor")
-    if task == "excdoc_word" and obj["word"] not in obj["context"]:
-        raise DataError(file, line, "word", f"the word {obj['word']!r} does not occur in the context")
+    fmt.check(obj, file, line)
     why = length_giveaway(answer, obj["distractors"])
     if why:
         raise DataError(file, line, "answer", f"length giveaway: {why}")
@@ -221,15 +205,11 @@ def load_entries(task: str, directory: str | Path | None = None, *, path: str | 
 
 def item_identity(task: str, data: dict) -> tuple:
     """What makes two entries the same question (whatever their keys)."""
-    if task == "phonetic_loan":
-        return (data["context"], data["loan"])
-    if task == "excdoc_word":
-        return (data["word"], data["context"], data["answer"])
-    return (data["context"],)
+    return format_of(task).identity(data)
 
 
 def canonical(task: str, data: dict) -> dict:
-    return {k: data[k] for k in KEY_ORDER[task]}
+    return {k: data[k] for k in format_of(task).keys}
 
 
 def dump_line(task: str, data: dict) -> str:
@@ -322,10 +302,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         reviewed = [e for e in entries if e.reviewed]
         agreed = sum(1 for e in reviewed if e.agreed)
-        extra = ""
-        if task == "phonetic_loan":
-            kinds = {k: sum(1 for e in entries if e["kind"] == k) for k in LOAN_KINDS}
-            extra = ", " + ", ".join(f"{k} {n}" for k, n in kinds.items())
+        extra = format_of(task).counts(entries)
         print(f"{task}: {len(entries)} entries ok{extra}; reviewed {len(reviewed)}, agreed {agreed}")
     return status
 

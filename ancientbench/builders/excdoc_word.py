@@ -17,8 +17,23 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .curated import build_entries
-from .excdoc_glossary import TASK, question
+from ..schema import DataError
+from .curated import Format, build_entries
+from .excdoc_glossary import TASK, question, resolve
+
+
+def _check(obj: dict, file, line: int) -> None:
+    if obj["word"] not in obj["context"]:
+        raise DataError(file, line, "word", f"the word {obj['word']!r} does not occur in the context")
+
+
+# an entry names a glossary entry; answer, distractors and rationale are filled from the glossary on load (resolve)
+FORMAT = Format(
+    keys=("key", "document", "citation", "context", "word", "gloss", "author", "reviewer", "blind_answer"),
+    resolve=resolve,
+    check=_check,
+    identity=lambda data: (data["word"], data["context"], data["answer"]),
+)
 
 # Five dev exemplars (few-shot), by key; never also in test.
 DEV_KEYS: tuple[str, ...] = (

@@ -12,9 +12,32 @@ npm ``chinese-poetry``, in its script). Questions follow the convention of the `
 
 from __future__ import annotations
 
-from .curated import build_entries, in_script, item_script
+from ..schema import DataError
+from .curated import Format, build_entries, in_script, item_script
 
 TASK = "phonetic_loan"
+LOAN_KINDS: tuple[str, ...] = ("excavated", "transmitted")
+
+
+def _check(obj: dict, file, line: int) -> None:
+    if obj["kind"] not in LOAN_KINDS:
+        raise DataError(file, line, "kind", f"bad kind {obj['kind']!r}; allowed: {', '.join(LOAN_KINDS)}")
+    if obj["context"].count(obj["loan"]) != 1:
+        raise DataError(file, line, "loan", f"the loan graph {obj['loan']!r} must occur exactly once in the context "
+                        f"(found {obj['context'].count(obj['loan'])} times), so the question is unambiguous")
+    if obj["loan"] == obj["answer"]:
+        raise DataError(file, line, "answer", "the intended graph equals the loan graph")
+    if obj["loan"] in obj["distractors"]:
+        raise DataError(file, line, "distractors", "the loan graph itself is offered as a distractor")
+
+
+FORMAT = Format(
+    keys=("key", "kind", "citation", "context", "loan", "answer", "distractors", "rationale", "author", "reviewer",
+          "blind_answer"),
+    check=_check,
+    identity=lambda data: (data["context"], data["loan"]),
+    counts=lambda entries: ", " + ", ".join(f"{k} {sum(1 for e in entries if e['kind'] == k)}" for k in LOAN_KINDS),
+)
 # Five dev exemplars (few-shot), by key; never also in test.
 DEV_KEYS: tuple[str, ...] = (
     "lunyu-xueer-yue",  # 說 for 悅, 論語·學而 (transmitted)

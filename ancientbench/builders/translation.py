@@ -15,9 +15,33 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
-from .curated import build_entries, in_script, item_script, load_entries
+from ..schema import DataError
+from .curated import Format, build_entries, in_script, item_script, load_entries
 
 TASK = "translation"
+ERROR_TYPES: tuple[str, ...] = ("word-sense", "agent-patient", "negation", "number", "tense-aspect", "other")
+# what a careless reader of the classical text gets wrong (docs/translation.md defines each)
+TRANSLATION_ERROR_TYPES: tuple[str, ...] = (
+    *ERROR_TYPES, "modern-sense", "function-word", "loan-graph", "word-class", "passive", "comparison",
+    "pronoun", "suo", "mood",
+)
+
+
+def _check(obj: dict, file, line: int) -> None:
+    """One label per distractor: the misreading(s) of the classical text it carries, joined with "+"."""
+    for e in obj["errors"]:
+        bad = [part for part in e.split("+") if part not in TRANSLATION_ERROR_TYPES]
+        if bad:
+            raise DataError(file, line, "errors", f"bad error label {bad[0]!r} in {e!r}; allowed (joined with '+'): "
+                            f"{', '.join(TRANSLATION_ERROR_TYPES)}")
+
+
+# the file's keys in order (agreed with its writers first; the other curated tasks follow it)
+FORMAT = Format(
+    keys=("key", "book", "citation", "context", "answer", "distractors", "errors", "rationale", "author", "reviewer",
+          "blind_answer"),
+    check=_check,
+)
 # Five dev exemplars (few-shot), by key; never also in test.
 DEV_KEYS: tuple[str, ...] = (
     "lunyu-xueer-001",

@@ -17,17 +17,18 @@ returns ``{shots: results}``. For every (model, setting) it writes, under ``<out
 hf), ``-ppl``/``-generate``, ``-chat``, ``-space`` and ``-circular`` (:meth:`.settings.Settings.output_name`),
 so differently scored runs never share files.
 
-Modules: :mod:`.settings` (the frozen setting), :mod:`.runner` (prompts, fitting, modes; plan -> score ->
-assemble), :mod:`.lock` (one run per output folder), :mod:`.extract` (letters from generated answers), :mod:`.store` (predictions on disk, resume),
+Modules: :mod:`.settings` (the frozen setting), :mod:`.api` (``evaluate_model``), :mod:`.runner` (prompts,
+fitting; plan -> score -> assemble), :mod:`.requests` (one class per mode: requests, record fields), :mod:`.lock` (one run per output folder), :mod:`.extract` (letters from generated answers), :mod:`.store` (predictions on disk, resume),
 :mod:`.results` (results JSON, table), :mod:`.distributed` (data parallel), :mod:`.command` (the CLI).
 """
 
 from __future__ import annotations
 
+from .api import evaluate_model
 from .command import add_arguments, run
 from .layout import results_path
 from .results import build_results, package_versions
-from .runner import EvaluationError, TaskRun, evaluate_model, run_setting, score_task
+from .runner import EvaluationError, TaskRun, run_setting, score_task
 from .settings import Settings
 from .store import PredictionStore, ResumeError, fewshot_sha256, item_sha256
 

@@ -113,8 +113,8 @@ def run(args) -> int:
 
     from ..table import results_table
     from . import distributed
+    from .api import evaluate_model
     from .layout import results_path
-    from .runner import evaluate_model
 
     warnings.formatwarning = lambda message, category, *a, **k: f"warning: {message}\n"  # no source lines on a CLI
     unused = ignored_flags(args)

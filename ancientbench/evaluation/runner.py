@@ -13,7 +13,8 @@ through :mod:`ancientbench.evaluation.extract`), and predictions are saved as th
   three steps: :func:`plan` (fingerprint, stored predictions, what is left; the shard of this process),
   :func:`score` (:func:`score_task` per task, appending to the store), :func:`assemble` (merge processes,
   rewrite the predictions in dataset order, build and write the results).
-- :func:`evaluate_model` ``(model, tokenizer=None, ..., backend="hf", mode="letter")`` -> ``{shots: results}``.
+- the modes' requests and record fields: :mod:`ancientbench.evaluation.requests`; the Python entry point
+  :func:`~ancientbench.evaluation.api.evaluate_model`: :mod:`ancientbench.evaluation.api`.
 
 Prediction records: ``{"id", "task", "gold", "pred", "logprobs", "shots_used", "item_sha256",
 "fewshot_sha256", "block_sha256"}`` plus, per mode: ``ppl`` - ``option_logprobs`` (summed), ``option_logprobs_norm`` (per
@@ -35,25 +36,19 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from ..backends.base import (
-    DEFAULT_BACKEND,
     Backend,
-    BackendConfig,
-    GenerateRequest,
-    LetterRequest,
-    LoglikelihoodRequest,
     Prompt,
     UnsupportedModeError,
-    load_backend,
 )
 from ..errors import AncientBenchError
 from ..fileio import atomic_write
-from ..prompts import build_mode_prompt, format_mode_exemplar, letter_prefix
-from ..tasks import LETTERS, get_task
-from .extract import extract_letter
+from ..prompts import build_mode_prompt, format_mode_exemplar
+from ..tasks import get_task
 from .layout import predictions_path, results_path
 from .lock import OutputLock, OutputLockedError
+from .requests import MODES
 from .results import build_results
-from .settings import DEFAULT_MAX_NEW_TOKENS, Settings, SettingsError
+from .settings import Settings
 from .store import PredictionStore, ResumeError, _matches, fewshot_sha256, item_sha256
 
 
@@ -70,13 +65,6 @@ class TaskRun:
     too_long_items: list[str] = field(default_factory=list)
 
 
-def _argmax(row: Sequence[float | None]) -> str | None:
-    present = [j for j in range(len(LETTERS)) if row[j] is not None]
-    if not present:
-        return None
-    return LETTERS[max(present, key=lambda j: (row[j], -j))]  # ties go to the earlier letter
-
-
 # ------------------------------------------------------------------------------------------- fitting
 
 
@@ -87,22 +75,6 @@ def _drop_order(backend: Backend, mode: str, exemplars: Sequence[Mapping[str, st
     if lengths is None:
         return list(range(len(exemplars)))[::-1]
     return sorted(range(len(exemplars)), key=lambda j: (-lengths[j], -j))
-
-
-def _needed_tokens(backend: Backend, settings: Settings, prompts: list[Prompt], items: list[Mapping]) -> list[int] | None:
-    """Tokens each prompt needs in this mode: the prompt (letter), plus the longest option (ppl) or the
-    answer budget (generate)."""
-    if settings.mode == "ppl":
-        per_option = [backend.count_tokens([Prompt(p.prefix, p.suffix + it[x], p.chat) for p, it in zip(prompts, items)])
-                      for x in LETTERS]
-        if any(c is None for c in per_option):
-            return None
-        return [max(c[i] for c in per_option) for i in range(len(prompts))]
-    counts = backend.count_tokens(prompts)
-    if counts is None:
-        return None
-    extra = settings.max_new_tokens if settings.mode == "generate" else 0
-    return [n + extra for n in counts]
 
 
 # ------------------------------------------------------------------------------------------ one task
@@ -131,6 +103,7 @@ def score_task(
     if not backend.supports(mode):
         raise UnsupportedModeError(f"backend {backend.name!r} does not support --mode {mode} "
                                    f"(it supports: {', '.join(backend.modes)})")
+    asking = MODES[mode]
     shots_list = list(exemplars[:shots])
     limit = backend.context_length()
     drop = _drop_order(backend, mode, shots_list, style) if limit is not None else []
@@ -144,7 +117,7 @@ def score_task(
     too_long: dict[int, int] = {}  # item -> tokens it needs without exemplars
     pending = list(range(len(items))) if limit is not None else []
     while pending:
-        needed = _needed_tokens(backend, settings, [prompt_for(i, dropped[i]) for i in pending], [items[i] for i in pending])
+        needed = asking.needed_tokens(backend, settings, [prompt_for(i, dropped[i]) for i in pending], [items[i] for i in pending])
         if needed is None:
             break
         retry = []
@@ -189,35 +162,7 @@ def score_task(
     names = [f"item {items[i]['id']!r}" for i in scored]
 
     def record(i: int, result) -> dict:
-        if result.error:
-            return error(i, result.error, "backend")
-        rec = base(i)
-        if mode == "letter":
-            row = list(result.logprobs)
-            rec["logprobs"] = row
-            missing = [x for x, v in zip(LETTERS, row) if v is None]
-            rec["pred"] = _argmax(row)
-            if missing:
-                rec["missing_letters"] = missing
-                if rec["pred"] is None:
-                    rec.update(error="no answer letter among the log-probabilities the backend returned",
-                               error_type="missing_letters")
-        elif mode == "ppl":
-            sums = [float(v) for v in result.logprobs]
-            norm = [s / max(1, len(items[i][x])) for s, x in zip(sums, LETTERS)]
-            rec.update(pred=_argmax(norm), pred_sum=_argmax(sums), option_logprobs=sums,
-                       option_logprobs_norm=norm, option_tokens=result.n_tokens)
-        else:
-            letter, rule = extract_letter(result.text, items[i])
-            rec["pred"] = letter
-            if letter is None:
-                rec["extraction_failed"] = True
-            else:
-                rec["extracted_by"] = rule
-            rec["finish_reason"] = result.finish_reason
-            if log_samples:
-                rec["response"] = result.text
-        return rec
+        return error(i, result.error, "backend") if result.error else asking.fill(base(i), result, items[i], log_samples)
 
     def on_done(chunk: list[int], results: list) -> None:
         batch = []
@@ -230,16 +175,7 @@ def score_task(
             progress.update(len(chunk))
 
     if scored:
-        if mode == "letter":
-            conts = tuple(letter_prefix(style) + x for x in LETTERS)
-            reqs = [LetterRequest(prompts[i], conts, n) for i, n in zip(scored, names)]
-            backend.letter_logprobs(reqs, on_done)
-        elif mode == "ppl":
-            reqs = [LoglikelihoodRequest(prompts[i], tuple(items[i][x] for x in LETTERS), n) for i, n in zip(scored, names)]
-            backend.loglikelihoods(reqs, on_done)
-        else:
-            reqs = [GenerateRequest(prompts[i], settings.max_new_tokens, n) for i, n in zip(scored, names)]
-            backend.generate(reqs, on_done)
+        asking.call(backend, asking.requests(settings, [prompts[i] for i in scored], [items[i] for i in scored], names), on_done)
     missing = [items[i]["id"] for i in scored if records[i] is None]
     if missing:  # a backend that skipped on_done for some request is a bug in that backend
         raise RuntimeError(f"backend {backend.name!r} returned no result for {len(missing)} item(s): {missing[:5]}")
@@ -511,150 +447,3 @@ def run_setting(backend: Backend, questions, settings: Settings, *, output_dir: 
 
 
 # --------------------------------------------------------------------------------------------- entry
-
-
-def check_writable(output_dir: str | Path) -> None:
-    """Create ``output_dir`` and write a file in it, or raise an error naming it (before a model is loaded)."""
-    import os
-
-    out = Path(output_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / f".ancientbench-write-test.{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as err:
-        raise EvaluationError(f"--output {out}: cannot write there ({err.strerror or err})") from None
-
-
-def evaluate_model(
-    model,
-    tokenizer=None,
-    tasks: Sequence[str] | None = None,
-    shots: Sequence[int] | int = (0, 5),
-    batch_size: int = 8,
-    device: str | None = None,
-    dtype: str | None = None,
-    limit: int | None = None,
-    data: str | Path | None = None,
-    output_dir: str | Path | None = None,
-    letter_style: str = "bare",
-    chat: bool = False,
-    *,
-    prefix_cache: bool | str = "auto",
-    revision: str | None = None,
-    trust_remote_code: bool = False,
-    device_map: str | None = None,
-    max_length: int | None = None,
-    fewshot_data: str | Path | None = None,
-    overwrite: bool = False,
-    progress: bool = True,
-    circular: bool = False,
-    backend: str | Backend = DEFAULT_BACKEND,
-    mode: str = "letter",
-    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
-    log_samples: bool = False,
-    backend_config: BackendConfig | None = None,
-    repair: bool = False,
-) -> dict[int, dict]:
-    """Evaluate a model on AncientBench; returns ``{shots: results}`` (the dicts written as ``results_<k>shot.json``).
-
-    ``model`` is a Hub id, a local folder, ``"tiny-random"`` (the built-in chance-level smoke model), a served
-    model's name (``backend="openai"``), or an already loaded ``AutoModelForCausalLM`` (then pass its
-    ``tokenizer``; ``device``/``dtype`` are applied only if given, ``"auto"`` choosing as for a model loaded
-    by name). ``backend``: a registered name (:mod:`ancientbench.backends`) or a loaded :class:`Backend`;
-    ``mode``: ``letter``, ``ppl`` or ``generate``. ``tasks``: task or competency names (default all with
-    data). ``data``: dataset folder or JSONL question file (default: the bundled dataset). Without
-    ``output_dir`` nothing is written and each results dict carries its records under ``"predictions"``.
-    ``circular``: score every test item under the four cyclic rotations of its options and add plain and
-    circular accuracy (:mod:`ancientbench.evaluation.circular`). ``backend_config`` overrides the options above for
-    backends opened by name (servers: ``base_url`` etc.). ``repair``: a predictions file with corrupt lines
-    keeps its valid records (the rest are scored again) instead of being refused.
-    Every option is checked, and ``output_dir`` tried for writing, before a model is loaded.
-    """
-    from dataclasses import replace
-
-    from ..dataset import load_questions
-    from ..mini import MINI_NAME, mini_path
-    from ..tiny import TINY_RANDOM_NAME
-    from . import distributed
-
-    if backend == DEFAULT_BACKEND and str(model) == TINY_RANDOM_NAME:  # the smoke model is a backend of its own
-        backend = TINY_RANDOM_NAME
-    if not progress:  # --no-progress covers transformers' own bars too (weight loading)
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()
-    shipped = backend == DEFAULT_BACKEND and str(model) == MINI_NAME
-    if shipped:  # the mini-LM ships inside the package: its folder, recorded under its name
-        model = str(mini_path())
-    if revision is not None and isinstance(model, (str, Path)) and (
-            backend == TINY_RANDOM_NAME or shipped or Path(model).is_dir()):  # a revision would be recorded, never used
-        raise EvaluationError(f"--revision {revision}: {'the built-in ' + str(model) if backend == TINY_RANDOM_NAME else 'a local model folder'} "
-                              "has no revisions; drop --revision (revisions name Hub commits, branches or tags)")
-    shots_list = [shots] if isinstance(shots, int) else list(shots)
-    if not shots_list:
-        raise EvaluationError("shots: give at least one number of shots")
-    if max_length is not None and max_length < 1:
-        raise SettingsError(f"--max-length must be >= 1, got {max_length}")
-    settings = [Settings(backend=backend if isinstance(backend, str) else backend.name, mode=mode, shots=k,
-                         letter_style=letter_style, chat=chat, max_new_tokens=max_new_tokens, circular=circular)
-                for k in shots_list]
-    questions = load_questions(tasks, data, shots=shots_list, fewshot_data=fewshot_data, limit=limit)
-    if circular:
-        from .circular import expand_questions
-
-        questions = expand_questions(questions)
-    if output_dir is not None:
-        check_writable(output_dir)
-        if isinstance(model, (str, Path)) and isinstance(backend, str):  # a run holding the folder: refuse now
-            from ..models import model_slug
-
-            slug = model_slug(TINY_RANDOM_NAME if backend == TINY_RANDOM_NAME else str(model))
-            for s in settings:
-                OutputLock(Path(output_dir) / s.output_name(slug)).check()
-    owned = False
-    if isinstance(backend, Backend):
-        be, procs = backend, distributed.init()
-    elif isinstance(model, (str, Path)):
-        # launched with several processes (torchrun / accelerate launch): data parallel, one shard each, on the
-        # process's own device
-        procs = distributed.init(device, device_map)
-        config = backend_config or BackendConfig(model=str(model))
-        config = replace(
-            config, model=str(model), revision=revision, device=distributed.process_device(procs, device),
-            dtype=dtype, device_map=device_map, trust_remote_code=trust_remote_code, batch_size=batch_size,
-            prefix_cache=prefix_cache, max_length=max_length,
-        )
-        be, owned = load_backend(backend, config), True
-        if shipped:
-            be._info = {**be.info(), "name_or_path": MINI_NAME}
-        if tokenizer is not None:
-            if not hasattr(be, "use_tokenizer"):
-                raise EvaluationError(f"backend {backend!r} cannot score with a tokenizer passed in")
-            be.use_tokenizer(tokenizer)
-    else:
-        if backend != DEFAULT_BACKEND:
-            raise EvaluationError(f"a loaded model object is scored in this process (backend {DEFAULT_BACKEND!r}), "
-                                  f"not {backend!r}")
-        if tokenizer is None:
-            raise EvaluationError("pass the tokenizer together with a loaded model")
-        from ..backends.hf import HFBackend
-
-        procs = distributed.init(device or str(next(model.parameters()).device), device_map)
-        be = HFBackend.from_model(
-            model, tokenizer, device=distributed.process_device(procs, device) if device is not None else None,
-            dtype=dtype, revision=revision, batch_size=batch_size, prefix_cache=prefix_cache, max_length=max_length,
-            hash_weights=output_dir is not None,
-        )
-    if be.info().get("smoke_model") and progress and procs.is_main_process:
-        print("note: tiny-random is a random-weight smoke model; its scores are chance level (~25%).", file=sys.stderr)
-    out = {}
-    try:
-        for s in settings:
-            out[s.shots] = run_setting(be, questions, s, output_dir=output_dir, progress=progress,
-                                       overwrite=overwrite, log_samples=log_samples, processes=procs, repair=repair)
-    finally:
-        if owned:
-            be.close()
-    return out

@@ -12,7 +12,8 @@ import evaluate
 import numpy as np
 
 LETTERS = ("A", "B", "C", "D")
-# task -> competency, in the paper's order (must equal ancientbench.tasks; a test checks it)
+# task -> competency, in the paper's order: generated from ancientbench/tasks.py (python -m ancientbench.publish.copies)
+# BEGIN GENERATED: tasks
 TASK_TO_COMPETENCY = {
     "radical": "glyph",
     "radical_meaning": "glyph",
@@ -25,6 +26,7 @@ TASK_TO_COMPETENCY = {
     "phonetic_loan": "context",
     "translation": "context",
 }
+# END GENERATED: tasks
 TASK_NAMES = tuple(TASK_TO_COMPETENCY)
 COMPETENCIES = ("glyph", "pronunciation", "meaning", "context")
 DEFAULT_BOOTSTRAP_SEED = 1234
