@@ -1,11 +1,11 @@
 """A non-editable wheel ships the dataset folder (card + data) and the metric folder, and both load from it;
 an sdist holds everything a wheel is built from; the wheel installed into a fresh venv works from any folder.
 
-Builds the wheel offline from a copy of the working tree (no build isolation: setuptools comes from the
-venv, pinned in requirements/constraints.txt), installs it with --target into a temporary folder, and
-runs evaluate.load / load_dataset from a third directory in a subprocess that imports only that copy.
-The sdist is built with setuptools' PEP 517 hook, a wheel is built from the unpacked sdist, and that wheel is
-installed (``pip install --no-deps``) into a new venv whose dependencies come from this venv's site-packages
+Builds, offline, the sdist of a copy of the working tree with setuptools' PEP 517 hook and a wheel from the
+unpacked sdist (no build isolation: setuptools comes from the venv, pinned in requirements/constraints.txt).
+That wheel is installed with --target into a temporary folder, and evaluate.load / load_dataset run from a
+third directory in a subprocess that imports only that copy; and it is installed (``pip install --no-deps``)
+into a new venv whose dependencies come from this venv's site-packages
 through a ``.pth`` line (so the editable install of the checkout is not seen); from an empty folder it runs the
 README's calls: ``ancientbench register``, ``load_dataset("ancientbench", cfg)``,
 ``evaluate.load("ancientbench_metric")`` and ``ancientbench eval --model tiny-random --limit 2``.
@@ -40,18 +40,39 @@ def IGNORE(directory: str, names: list[str]) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def wheel_install(tmp_path_factory):
+def built(tmp_path_factory):
+    """(sdist, wheel, root): the sdist built from a copy of the working tree with setuptools' PEP 517 hook, and the
+    wheel built from the unpacked sdist (what a user installing from the sdist gets); both tests below install it."""
+    import tarfile
+
     import setuptools
+    from setuptools import build_meta  # noqa: F401 - the PEP 517 backend the sdist is built with
 
     major = int(setuptools.__version__.split(".")[0])
     assert major >= 77, f"setuptools {setuptools.__version__} cannot build this pyproject (needs >= 77; see requirements/constraints.txt)"
-    root = tmp_path_factory.mktemp("wheel")
+    root = tmp_path_factory.mktemp("dist")
     src = root / "src"
     shutil.copytree(REPO, src, ignore=IGNORE)
+    dist = root / "dist"
+    dist.mkdir()
+    build = "import sys; from setuptools import build_meta as b; print(b.build_sdist(sys.argv[1]))"
+    name = subprocess.run([sys.executable, "-c", build, str(dist)], cwd=src, check=True, capture_output=True, text=True).stdout.split()[-1]
+    sdist = dist / name
+    with tarfile.open(sdist) as tar:
+        tar.extractall(root / "unpacked", filter="data")
+    (unpacked,) = (root / "unpacked").iterdir()
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(root / "dist"), str(src)], check=True)
-    (wheel,) = (root / "dist").glob("ancientbench-*.whl")
+    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(root / "wheels"), str(unpacked)], check=True)
+    (wheel,) = (root / "wheels").glob("ancientbench-*.whl")
+    return sdist, wheel, root
+
+
+@pytest.fixture(scope="module")
+def wheel_install(built, tmp_path_factory):
+    _, wheel, _ = built
+    root = tmp_path_factory.mktemp("wheel")
     site = root / "site"
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     subprocess.run([*pip, "install", "--no-deps", "--no-index", "--target", str(site), str(wheel)], check=True)
     return wheel, site, root
 
@@ -119,26 +140,11 @@ def test_installed_wheel_loads_metric_and_dataset_from_elsewhere(wheel_install):
 
 
 @pytest.fixture(scope="module")
-def sdist_venv(tmp_path_factory):
+def sdist_venv(built, tmp_path_factory):
     import sysconfig
-    import tarfile
 
-    from setuptools import build_meta  # noqa: F401 - the PEP 517 backend the sdist is built with
-
+    sdist, wheel, _ = built
     root = tmp_path_factory.mktemp("sdist")
-    src = root / "src"
-    shutil.copytree(REPO, src, ignore=IGNORE)
-    dist = root / "dist"
-    dist.mkdir()
-    build = "import sys; from setuptools import build_meta as b; print(b.build_sdist(sys.argv[1]))"
-    name = subprocess.run([sys.executable, "-c", build, str(dist)], cwd=src, check=True, capture_output=True, text=True).stdout.split()[-1]
-    sdist = dist / name
-    with tarfile.open(sdist) as tar:
-        tar.extractall(root / "unpacked", filter="data")
-    (unpacked,) = (root / "unpacked").iterdir()
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(root / "wheels"), str(unpacked)], check=True)
-    (wheel,) = (root / "wheels").glob("ancientbench-*.whl")
     venv = root / "venv"
     subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(venv)], check=True)
     vpy = venv / "bin" / "python"

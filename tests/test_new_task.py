@@ -50,10 +50,32 @@ BUILDER = textwrap.dedent('''
 ''').lstrip()
 
 
-def _run(args: list[str], cwd: Path, env: dict) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, (args, proc.stdout[-2000:], proc.stderr[-3000:])
-    return proc
+# Every step in one fresh interpreter (the copy must be the package it imports), as a user would call them.
+DRIVER = textwrap.dedent("""
+    import json, sys
+    from pathlib import Path
+    import evaluate
+    from ancientbench.cli import main
+    from ancientbench.publish import card, copies
+
+    root, out = Path(sys.argv[1]), Path(sys.argv[2])
+    package = root / "ancientbench"
+    codes = {"build": main(["build", "toy_pairs", "--out", str(package)]),
+             "copies": copies.main([]), "copies_check": copies.main(["--check"])}
+    audited = out / "audit.json"
+    real_stdout = sys.stdout
+    with audited.open("w") as sys.stdout:
+        codes["audit"] = main(["audit", "toy_pairs", "--json", "--strict"])
+    sys.stdout = real_stdout
+    codes["eval"] = main(["eval", "--model", "tiny-random", "--tasks", "toy_pairs", "cloze", "--limit", "8",
+                          "--output", str(out / "results"), "--no-progress"])
+    metric = evaluate.load(str(root / "metrics" / "ancientbench_metric"))
+    scored = metric.compute(predictions=["A", "B", "C"], references=["A", "B", "D"],
+                            tasks=["toy_pairs", "toy_pairs", "radical"], n_resamples=0)
+    codes["card"] = card.main([])
+    codes["card_check"] = card.main(["--check"])
+    print(json.dumps({"codes": codes, "scored": scored}))
+""")
 
 
 @pytest.fixture(scope="module")
@@ -76,29 +98,22 @@ def toy(tmp_path_factory):
 def test_a_toy_eleventh_task_needs_one_row_and_one_module(toy, tmp_path):
     root, env, before = toy
     package = root / "ancientbench"
-    # build, then the registry's copies
-    _run(["-m", "ancientbench.cli", "build", "toy_pairs", "--out", str(package)], root, env)
+    proc = subprocess.run([sys.executable, "-c", DRIVER, str(root), str(tmp_path)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    done = json.loads(proc.stdout.strip().splitlines()[-1])
+    # build, the registry's copies, audit (within every bound), eval, card: each exit 0
+    assert done["codes"] == dict.fromkeys(("build", "copies", "copies_check", "audit", "eval", "card", "card_check"), 0)
     assert (package / "data" / "toy_pairs" / "test.jsonl").is_file() and (package / "data" / "toy_pairs" / "dev.jsonl").is_file()
-    _run(["-m", "ancientbench.publish.copies"], root, env)
-    _run(["-m", "ancientbench.publish.copies", "--check"], root, env)
-    # audit: within every bound, the toy task among the configs
-    report = json.loads(_run(["-m", "ancientbench.cli", "audit", "toy_pairs", "--json", "--strict"], root, env).stdout)
+    report = json.loads((tmp_path / "audit.json").read_text(encoding="utf-8"))
     assert report["configs"]["toy_pairs"]["counts"]["test"] == 395
     # eval with the smoke model, 0- and 5-shot, beside a real task
-    out = tmp_path / "results"
-    _run(["-m", "ancientbench.cli", "eval", "--model", "tiny-random", "--tasks", "toy_pairs", "cloze", "--limit", "8",
-          "--output", str(out), "--no-progress"], root, env)
-    results = json.loads(next(out.rglob("results_5shot.json")).read_text(encoding="utf-8"))
+    results = json.loads(next((tmp_path / "results").rglob("results_5shot.json")).read_text(encoding="utf-8"))
     assert set(results["tasks"]) == {"toy_pairs", "cloze"} and results["tasks"]["toy_pairs"]["competency"] == "context"
     # the self-contained metric (regenerated copy) scores it
-    script = ("import json, sys, evaluate; m = evaluate.load(sys.argv[1]); "
-              "print(json.dumps(m.compute(predictions=['A', 'B', 'C'], references=['A', 'B', 'D'], "
-              "tasks=['toy_pairs', 'toy_pairs', 'radical'], n_resamples=0)))")
-    scored = json.loads(_run(["-c", script, str(root / "metrics" / "ancientbench_metric")], tmp_path, env).stdout.splitlines()[-1])
+    scored = done["scored"]
     assert scored["tasks"]["toy_pairs"]["accuracy"] == 1.0 and scored["competencies"]["context"] == 1.0
-    # the card: the new config in its YAML and counts, then up to date
-    _run(["-m", "ancientbench.publish.card"], root, env)
-    _run(["-m", "ancientbench.publish.card", "--check"], root, env)
+    # the card: the new config in its YAML and counts (and up to date, above)
     card = (package / "README.md").read_text(encoding="utf-8")
     assert "config_name: toy_pairs" in card and "`toy_pairs`" in card
     # nothing else was edited: besides the row and the module, only generated files changed

@@ -61,12 +61,12 @@ def _cli(*args: str) -> int:
 @pytest.fixture
 def no_model_load(monkeypatch):
     """Fail the test if the evaluation loads a model: argument checks must come first."""
-    from ancientbench.evaluation import runner
+    from ancientbench.evaluation import api
 
     def refuse(*a, **k):
         raise AssertionError("a model was loaded before the arguments were checked")
 
-    monkeypatch.setattr(runner, "load_backend", refuse)
+    monkeypatch.setattr(api, "load_backend", refuse)
 
 
 def _eval_args(data, out, *extra, tasks=("cloze",), shots="0"):
@@ -491,10 +491,10 @@ def test_two_runs_into_one_output_folder(tmp_path, capsys, fixture_data, monkeyp
     holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(folder)], stdout=subprocess.PIPE, env=env, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
-        from ancientbench.evaluation import runner
+        from ancientbench.evaluation import api
 
         with monkeypatch.context() as m:  # refused before the model loads
-            m.setattr(runner, "load_backend", lambda *a, **k: pytest.fail("model loaded"))
+            m.setattr(api, "load_backend", lambda *a, **k: pytest.fail("model loaded"))
             assert _cli(*_eval_args(fixture_data, out, "--limit", "2")) == 2
         err = capsys.readouterr().err
         assert "is in use by another ancientbench run" in err and f"pid {holder.pid}" in err and "started" in err
