@@ -29,6 +29,11 @@ class Task:
     options_probe_bound: float = 0.35
     # Strategies that are the knowledge the task names, not a shortcut to it: the audit prints them, unbounded.
     answer_rule: tuple[str, ...] = ()
+    # What the fine-tuning data must not contain of a test item (finetune.leakage): "character" (the 「…」 target
+    # and the id's key, with the gold answer as a fact), "cloze" (the sentence with its blank filled), "sentence"
+    # (the quoted sentence and the gold translation), "loan" (the context and the loan graph), "quoted" (every
+    # quoted span: short ones as targets, long ones as sentences; the conservative default for a new task).
+    hold_out: str = "quoted"
 
 
 # Competency order is the paper's column order (Tables 2 and 3).
@@ -41,34 +46,36 @@ COMPETENCY_DISPLAY: dict[str, tuple[str, str]] = {
 }
 
 TASKS: tuple[Task, ...] = (
-    Task("radical", "部首", "Radical", "glyph", "generated", min_test=4000,
+    Task("radical", "部首", "Radical", "glyph", "generated", min_test=4000, hold_out="character",
          option_note="four candidate radicals (部首) of a hidden character"),
-    Task("radical_meaning", "部首義", "Radical Meaning", "glyph", "generated", min_test=300,
+    Task("radical_meaning", "部首義", "Radical Meaning", "glyph", "generated", min_test=300, hold_out="character",
          option_note="four candidate glosses of the original meaning of a hidden radical"),
-    Task("pronunciation", "字音", "Pronunciation", "pronunciation", "generated", min_test=3000,
+    Task("pronunciation", "字音", "Pronunciation", "pronunciation", "generated", min_test=3000, hold_out="character",
          option_note="four candidate 《廣韻》 反切 spellings of a hidden character"),
     # the key is the phonetic that puts the character in its 諧聲 series, and no distractor may share it (issue 12)
-    Task("phonetic_radical", "聲符", "Phonetic Radical", "pronunciation", "generated", min_test=2500,
+    Task("phonetic_radical", "聲符", "Phonetic Radical", "pronunciation", "generated", min_test=2500, hold_out="character",
          answer_rule=("same_phonetic_series",),
          option_note="four candidate phonetic components (聲符) of a hidden character"),
-    Task("homophone", "同音字", "Homophone", "pronunciation", "generated", min_test=3000,
+    Task("homophone", "同音字", "Homophone", "pronunciation", "generated", min_test=3000, hold_out="character",
          option_note="four characters, one of which was a homophone of a hidden character in the 《廣韻》"),
     Task("excdoc_word", "出土文獻詞義", "Excavated Document Word", "meaning", "curated", min_test=500,
          options_probe_bound=0.40,
          option_note="four candidate meanings of a hidden word in a hidden excavated-document passage"),
     # >= 1,000 in context + <= 1,000 gloss (issue 13)
-    Task("tradoc_word", "傳世文獻詞義", "Transmitted Document Word", "meaning", "generated", min_test=2000,
+    Task("tradoc_word", "傳世文獻詞義", "Transmitted Document Word", "meaning", "generated", min_test=2000, hold_out="character",
          options_probe_bound=0.40, option_note="four candidate meanings of a hidden word in a hidden passage"),
-    Task("cloze", "完形填空", "Cloze", "context", "generated", min_test=3000,
+    Task("cloze", "完形填空", "Cloze", "context", "generated", min_test=3000, hold_out="cloze",
          option_note="four candidate characters for a blank in a hidden classical sentence"),
     # v2: 234 of 506 entries dropped when re-optioned (issue 13)
-    Task("phonetic_loan", "通假字", "Phonetic Loan Character", "context", "curated", min_test=260,
+    Task("phonetic_loan", "通假字", "Phonetic Loan Character", "context", "curated", min_test=260, hold_out="loan",
          options_probe_bound=0.40,
          option_note="four candidate 本字 (the word a hidden loan character stands for in a hidden sentence)"),
     Task("translation", "翻譯", "Translation", "context", "curated", min_test=500, options_probe_bound=0.50,
+         hold_out="sentence",
          option_note="four candidate modern-Chinese translations of a hidden classical sentence"),
 )
 
+HOLD_OUT_RULES: tuple[str, ...] = ("character", "cloze", "sentence", "loan", "quoted")  # Task.hold_out values
 TASK_NAMES: tuple[str, ...] = tuple(t.name for t in TASKS)
 TASK_BY_NAME: dict[str, Task] = {t.name: t for t in TASKS}
 TASK_TO_COMPETENCY: dict[str, str] = {t.name: t.competency for t in TASKS}

@@ -61,3 +61,25 @@ def test_each_row_says_what_its_options_are_and_bounds_its_options_only_probe():
         assert t.option_note.startswith("four ") and 0.25 < t.options_probe_bound < 1, t.name
         text, _ = make_quiz(DATASET_PATH, t.name, mode="options", n=2, seed=0)
         assert t.option_note in text
+
+
+def test_each_row_names_its_hold_out_rule_and_the_leakage_check_follows_it(monkeypatch):
+    """What the fine-tuning data must not contain of a test item is the row's hold_out rule: changing a row's rule
+    changes what is held out (a new task defaults to the conservative "quoted")."""
+    import dataclasses
+
+    from ancientbench import tasks
+    from ancientbench.finetune import leakage
+
+    assert {t.hold_out for t in tasks.TASKS} <= set(tasks.HOLD_OUT_RULES)
+    assert tasks.Task("x", "x", "X", "context", "generated", option_note="four x").hold_out == "quoted"
+    row = {"id": "cloze-1", "task": "cloze", "question": "下列哪個字最適合填入「學而時習＿」的空格？", "A": "之", "B": "乎",
+           "C": "也", "D": "矣", "answer": "A"}
+    held = leakage.HeldOut()
+    leakage.add_test_items(held, [row], "t.jsonl")
+    assert list(held.sentences) == ["学而时习之"] and not held.chars  # the filled sentence (folded), no target
+    quoted = dataclasses.replace(tasks.TASK_BY_NAME["cloze"], hold_out="quoted")
+    monkeypatch.setattr(leakage, "TASK_BY_NAME", {**tasks.TASK_BY_NAME, "cloze": quoted})
+    held = leakage.HeldOut()
+    leakage.add_test_items(held, [row], "t.jsonl")
+    assert list(held.sentences) == ["学而时习"] and held.items["cloze"] == 1  # the quoted span as it stands

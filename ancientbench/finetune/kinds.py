@@ -17,8 +17,6 @@ VALIDATION_EVERY = 50  # about one pair in this many goes to the validation spli
 MAX_MEMBERS = 12  # characters listed in one homophone / phonetic-series answer
 MAX_GLOSS = 40  # characters of a 廣韻 gloss kept (cut at a 也 boundary)
 FIELDS: tuple[str, ...] = ("id", "kind", "instruction", "input", "output", "source")
-CHAR_TASKS: tuple[str, ...] = ("radical", "radical_meaning", "pronunciation", "phonetic_radical", "homophone", "tradoc_word")
-SENTENCE_TASKS: tuple[str, ...] = ("cloze", "translation")
 DEFAULT_OUT = "finetune_data"
 
 _QUOTED = re.compile(r"「([^「」]*)」")

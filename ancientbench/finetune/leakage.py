@@ -12,8 +12,8 @@ from typing import Iterable, Sequence
 
 from ..paths import CURATED_DIR
 from ..schema import DataError, load_split, read_jsonl
-from ..tasks import TASK_NAMES
-from .kinds import _QUOTED, CHAR_TASKS, FORMAT_VERSION, KIND_BY_NAME, NGRAM, FinetuneDataError, Pair, han_only
+from ..tasks import TASK_BY_NAME, TASK_NAMES
+from .kinds import _QUOTED, FORMAT_VERSION, KIND_BY_NAME, NGRAM, FinetuneDataError, Pair, han_only
 
 # ------------------------------------------------------------------------------------------- held out
 
@@ -129,30 +129,31 @@ def add_test_items(held: HeldOut, rows: Sequence[dict], file: str | Path) -> Non
         task, item = it["task"], it["id"]
         gold = it[it["answer"]]
         quoted = _QUOTED.findall(it["question"])
-        if task in CHAR_TASKS and it.get("subset") != "in_context":  # tradoc_word in context: a word in a sentence
+        rule = TASK_BY_NAME[task].hold_out if task in TASK_BY_NAME else "quoted"
+        if rule == "character" and it.get("subset") != "in_context":  # an in-context item asks a word in a sentence
             if not quoted:
                 raise DataError(file, n, "question", f"{task} item {item!r}: no 「…」 names its target character")
             targets = {quoted[0], _key_char(it)}
             for t in sorted(targets):
                 held.add_char(t, item)
                 held.facts.append(Fact(item, t, gold))
-        elif task == "cloze":
+        elif rule == "cloze":
             sent = next((s for s in quoted if "＿" in s), None)
             if sent is None:
-                raise DataError(file, n, "question", f"cloze item {item!r}: no 「…」 with a blank ＿")
+                raise DataError(file, n, "question", f"{task} item {item!r}: no 「…」 with a blank ＿")
             held.add_sentence(sent.replace("＿", gold), item)
-        elif task == "translation":
+        elif rule == "sentence":
             if not quoted:
-                raise DataError(file, n, "question", f"translation item {item!r}: no 「…」 holds the sentence")
+                raise DataError(file, n, "question", f"{task} item {item!r}: no 「…」 holds the sentence")
             held.add_sentence(max(quoted, key=len), item)
             held.add_sentence(gold, item)
-        elif task == "phonetic_loan":
+        elif rule == "loan":
             if len(quoted) < 2:
-                raise DataError(file, n, "question", f"phonetic_loan item {item!r}: expected 「context」…「loan」")
+                raise DataError(file, n, "question", f"{task} item {item!r}: expected 「context」…「loan」")
             held.add_sentence(quoted[0], item)
             held.add_char(quoted[-1], item)
             held.facts.append(Fact(item, quoted[-1], gold))
-        else:  # excdoc_word, tradoc_word in context, any config of a future task: every quoted span, conservatively
+        else:  # "quoted", and a character item asked in context: every quoted span, conservatively
             for s in quoted:
                 if len(s) <= 4:
                     held.add_char(s, item)
@@ -182,7 +183,7 @@ def add_curated(held: HeldOut, folder: str | Path) -> None:
             if ctx:
                 held.add_sentence(ctx, item)
             answer = e.get("answer") or ""
-            if task == "translation" and answer:
+            if TASK_BY_NAME[task].hold_out == "sentence" and answer:
                 held.add_sentence(answer, item)
             for name in ("loan", "word"):
                 if e.get(name):
