@@ -4,6 +4,7 @@
 - ``RECORDS_DIR``: ``records/`` at a clone's root, what the project keeps for the record (an installed wheel has
   none): ``CURATED_DIR`` (team-written items, glossaries, the review log, hand-checked lists), ``PROBES_DIR`` (the
   blind-examinee probe records), ``CHANGELOG_FILE``, ``V1_STRATEGIES_FILE`` and ``BUILD_REPORT_FILE``.
+- ``MINI_PATH``: the shipped mini-LM's folder (``MINI_NAME``; :func:`mini_path` checks it is there).
 - ``DEFAULT_SOURCES_DIR``: the npm sources ``scripts/install.sh`` fetches (``$ANCIENTBENCH_SOURCES`` overrides).
 - :func:`cache_root`: built models and hash caches (``$ANCIENTBENCH_CACHE``, else ``$XDG_CACHE_HOME/ancientbench``,
   else ``~/.cache/ancientbench``).
@@ -23,6 +24,8 @@ PROBES_DIR = RECORDS_DIR / "probes"
 CHANGELOG_FILE = RECORDS_DIR / "CHANGELOG.md"  # what changed in each data version (prose; the card renders it)
 V1_STRATEGIES_FILE = RECORDS_DIR / "v1_strategies.json"  # the changelog's "before" figures (data version 1.0.0)
 BUILD_REPORT_FILE = RECORDS_DIR / "build_report.json"  # counts and drops of the last `ancientbench build` of the package
+MINI_NAME = "ancientbench-mini"  # the embedded default model, evaluated and fine-tuned by this name
+MINI_PATH = PACKAGE_DIR / "mini" / MINI_NAME
 DEFAULT_SOURCES_DIR = Path(os.environ.get("ANCIENTBENCH_SOURCES", REPO_ROOT / ".sources"))
 
 
@@ -41,3 +44,13 @@ def record(path: Path) -> Path:
 
         raise RecordsMissing(f"{path} not found: records/ comes with a clone of the repository, not with an installed package")
     return path
+
+
+def mini_path() -> Path:
+    """The shipped model folder; an error naming the training command when it is missing."""
+    if not (MINI_PATH / "config.json").is_file():
+        from .errors import AncientBenchError
+
+        raise AncientBenchError(f"{MINI_PATH}: the {MINI_NAME} model is not in this installation; "
+                                "train it with `ancientbench train-mini` (about an hour on 2 CPU cores)")
+    return MINI_PATH

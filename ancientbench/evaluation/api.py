@@ -76,7 +76,7 @@ def evaluate_model(
     from dataclasses import replace
 
     from ..dataset import load_questions
-    from ..mini import MINI_NAME, mini_path
+    from ..paths import MINI_NAME, mini_path
     from ..tiny import TINY_RANDOM_NAME
     from . import distributed
 

@@ -260,8 +260,8 @@ def finetune(
     import torch
     from transformers import AutoTokenizer, DataCollatorForSeq2Seq, Trainer
 
-    from ..mini import MINI_NAME, mini_path
     from ..models import causal_lm_from_pretrained
+    from ..paths import MINI_NAME, mini_path
     from ..tiny import TINY_RANDOM_NAME, tiny_random_path
 
     # the built-in models train from their folders; the base evaluation still names them (tiny-random, ancientbench-mini)

@@ -11,17 +11,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from ..paths import MINI_NAME, MINI_PATH, mini_path  # the folder's facts live with the other paths (the bottom layer)
 
-MINI_NAME = "ancientbench-mini"
-MINI_PATH = Path(__file__).resolve().parent / MINI_NAME
-
-
-def mini_path() -> Path:
-    """The shipped model folder; an error naming the training command when it is missing."""
-    from ..errors import AncientBenchError
-
-    if not (MINI_PATH / "config.json").is_file():
-        raise AncientBenchError(f"{MINI_PATH}: the {MINI_NAME} model is not in this installation; "
-                                "train it with `ancientbench train-mini` (about an hour on 2 CPU cores)")
-    return MINI_PATH
+__all__ = ["MINI_NAME", "MINI_PATH", "mini_path"]

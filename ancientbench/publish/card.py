@@ -368,7 +368,7 @@ def render_probes() -> str | None:
 
 def render_reference() -> str:
     """The "Reference results" block: the shipped mini-LM's ladder figures (``ancientbench ladder --record``)."""
-    from ..mini import MINI_NAME, MINI_PATH
+    from ..paths import MINI_NAME, MINI_PATH
 
     path = MINI_PATH / "results.json"
     if not path.is_file():
