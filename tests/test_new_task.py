@@ -86,7 +86,7 @@ def toy(tmp_path_factory):
         shutil.copytree(REPO_ROOT / part, root / part, ignore=ignore)
     tasks = root / "ancientbench" / "tasks.py"
     text = tasks.read_text(encoding="utf-8")
-    end = text.index(")\n\nTASK_NAMES")
+    end = text.index("\n)\n", text.index("TASKS: tuple[Task, ...] = (")) + 1  # the closing line of TASKS
     tasks.write_text(text[:end] + ROW + text[end:], encoding="utf-8")  # the row
     (root / "ancientbench" / "builders" / "toy_pairs.py").write_text(BUILDER, encoding="utf-8")  # the module
     env = {**os.environ, "PYTHONPATH": str(root), "ANCIENTBENCH_SOURCES": str(DEFAULT_SOURCES_DIR),
