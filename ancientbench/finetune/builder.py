@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .kinds import KIND_BY_NAME, KIND_NAMES, MAX_GLOSS, MAX_MEMBERS, VALIDATION_EVERY, Pair, _digest, han_only, pair_rng, q, quoted_list
+from .kinds import KIND_BY_NAME, KIND_NAMES, MAX_GLOSS, MAX_MEMBERS, VALIDATION_EVERY, Pair, digest, han_only, pair_rng, q, quoted_list
 from .leakage import HeldOut
 
 # --------------------------------------------------------------------------------------------- build
@@ -414,9 +414,9 @@ def select(pairs: list[Pair], n: int | None, seed: int) -> list[Pair]:
     """At most ``n`` pairs, chosen by a seeded hash of their ids, kept in build order."""
     if n is None or len(pairs) <= n:
         return pairs
-    keep = set(sorted((p.id for p in pairs), key=lambda i: _digest(seed, "select", i))[:n])
+    keep = set(sorted((p.id for p in pairs), key=lambda i: digest(seed, "select", i))[:n])
     return [p for p in pairs if p.id in keep]
 
 
 def is_validation(pair_id: str, seed: int) -> bool:
-    return int.from_bytes(_digest(seed, "split", pair_id)[:4], "big") % VALIDATION_EVERY == 0
+    return int.from_bytes(digest(seed, "split", pair_id)[:4], "big") % VALIDATION_EVERY == 0

@@ -19,7 +19,7 @@ MAX_GLOSS = 40  # characters of a 廣韻 gloss kept (cut at a 也 boundary)
 FIELDS: tuple[str, ...] = ("id", "kind", "instruction", "input", "output", "source")
 DEFAULT_OUT = "finetune_data"
 
-_QUOTED = re.compile(r"「([^「」]*)」")
+QUOTED = re.compile(r"「([^「」]*)」")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff〇]")
 
 
@@ -140,13 +140,13 @@ class Pair:
         return "\n".join((self.instruction, self.input, self.output))
 
 
-def _digest(*parts: object) -> bytes:
+def digest(*parts: object) -> bytes:
     return hashlib.sha256(":".join(str(p) for p in parts).encode("utf-8")).digest()
 
 
 def pair_rng(seed: int, kind: str, key: str) -> random.Random:
     """A generator private to one pair: the choice for a pair never depends on which other pairs exist."""
-    return random.Random(int.from_bytes(_digest(seed, kind, key)[:8], "big"))
+    return random.Random(int.from_bytes(digest(seed, kind, key)[:8], "big"))
 
 
 def han_only(text: str) -> str:

@@ -13,7 +13,7 @@ from typing import Iterable, Sequence
 from ..paths import CURATED_DIR
 from ..schema import DataError, load_split, read_jsonl
 from ..tasks import TASK_BY_NAME, TASK_NAMES
-from .kinds import _QUOTED, FORMAT_VERSION, KIND_BY_NAME, NGRAM, FinetuneDataError, Pair, han_only
+from .kinds import FORMAT_VERSION, KIND_BY_NAME, NGRAM, QUOTED, FinetuneDataError, Pair, han_only
 
 # ------------------------------------------------------------------------------------------- held out
 
@@ -128,7 +128,7 @@ def add_test_items(held: HeldOut, rows: Sequence[dict], file: str | Path) -> Non
     for n, it in enumerate(rows, start=1):
         task, item = it["task"], it["id"]
         gold = it[it["answer"]]
-        quoted = _QUOTED.findall(it["question"])
+        quoted = QUOTED.findall(it["question"])
         rule = TASK_BY_NAME[task].hold_out if task in TASK_BY_NAME else "quoted"
         if rule == "character" and it.get("subset") != "in_context":  # an in-context item asks a word in a sentence
             if not quoted:
@@ -241,7 +241,7 @@ def mentions(pair: Pair) -> set[str]:
     """What a pair names: its input (for a character pair, its subject) and every 「…」 span of its fields."""
     out = {pair.input.strip()} if pair.input.strip() else set()
     for text in (pair.instruction, pair.input, pair.output):
-        out.update(m for m in _QUOTED.findall(text) if m)
+        out.update(m for m in QUOTED.findall(text) if m)
     return out
 
 
