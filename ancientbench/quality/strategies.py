@@ -218,12 +218,7 @@ def _graphs(option: str) -> frozenset[str]:
 
 def most_central_glyph(it: Item, ctx: Context) -> list[float]:
     # the option whose parts are the other options (斯 beside 其 and 斤): other options it contains or lies in
-    from ..sources.decomposition import components, fold
-
-    folded = [fold(o) for o in it.options]
-    parts = [components(o) if len(o) == 1 else frozenset() for o in it.options]
-    return [float(sum(1 for j in range(len(folded)) if j != i and (folded[j] in parts[i] or folded[i] in parts[j])))
-            for i in range(len(folded))]
+    return _glyph_link_parts(it.options, ctx).sum(axis=1).tolist()
 
 
 def least_central_glyph(it: Item, ctx: Context) -> list[float]:
@@ -234,8 +229,7 @@ def least_central_glyph(it: Item, ctx: Context) -> list[float]:
 def unrelated_glyph(it: Item, ctx: Context) -> list[float]:
     # the option sharing no graph (itself or a component) with the other options: distractors built from one
     # family of parts leave the key alone
-    sets = [_graphs(o) for o in it.options]
-    return [-float(sum(1 for j in range(len(sets)) if j != i and sets[i] & sets[j])) for i in range(len(sets))]
+    return _unrelated_glyph_parts(it.options, ctx).sum(axis=1).tolist()
 
 
 def most_frequent_option(it: Item, ctx: Context) -> list[float]:
@@ -418,15 +412,7 @@ def composes_with_option(it: Item, ctx: Context) -> list[float]:
     """The option that writes a two-part character together with another option (女 + 旦 -> 妲), the one with
     more strokes of the pair a little ahead: a reader rebuilds the hidden character from the options and
     takes its complex part (usually the phonetic). Needs no question."""
-    from ..sources.decomposition import fold, two_part_characters
-
-    pairs = two_part_characters()
-    scores = [0.0] * len(it.options)
-    for i, a in enumerate(it.options):
-        for b in it.options:
-            if a != b and len(a) == len(b) == 1 and frozenset((fold(a), fold(b))) in pairs:
-                scores[i] += 1.0 + (0.5 if _more_strokes(ctx, a, b) else 0.0)
-    return scores
+    return _composes_with_option_parts(it.options, ctx).sum(axis=1).tolist()
 
 
 def _more_strokes(ctx: Context, a: str, b: str) -> bool:
@@ -468,14 +454,9 @@ def odd_family(it: Item, ctx: Context) -> list[float]:
     """The option outside the others' family: not a part of another option, not containing one, and not a piece
     of a Kangxi radical another option is a piece of too (廿, 十, 口 all lie in 革): distractors cut from one
     radical leave the key alone."""
-    from ..sources.decomposition import components, fold
-
-    opts = it.options
-    if any(len(o) != 1 for o in opts):
+    if any(len(o) != 1 for o in it.options):
         return _flat(it)
-    par = [_radical_parents(o, ctx.unihan_dir) for o in opts]
-    return [-float(sum(1 for j, p in enumerate(opts) if j != i and (
-        par[i] & par[j] or fold(o) in components(p) or fold(p) in components(o)))) for i, o in enumerate(opts)]
+    return _odd_family_parts(it.options, ctx).sum(axis=1).tolist()
 
 
 def _series(u, ch: str) -> frozenset[str]:
@@ -514,7 +495,8 @@ FAMILY: dict[str, str] = {
                             "not_a_radical", "composes_with_option", "composes_sounding", "odd_family")},
 }
 def _pairwise(n: int, f: Callable[[int, int], float]):
-    """An n x n array of ``f(i, j)`` off the diagonal (0 on it): a pair strategy's parts for a whole pool."""
+    """An n x n array of ``f(i, j)`` off the diagonal (0 on it): what option j adds to option i's score in a pair
+    strategy. The strategy is its row sums; :class:`PoolScores` sums a combination's rows of a whole pool's array."""
     import numpy as np
 
     out = np.zeros((n, n))
@@ -528,7 +510,8 @@ def _pairwise(n: int, f: Callable[[int, int], float]):
 def _glyph_link_parts(options: Sequence[str], ctx: Context):
     from ..sources.decomposition import components, fold
 
-    folded, parts = [fold(o) for o in options], [components(o) for o in options]
+    folded = [fold(o) for o in options]
+    parts = [components(o) if len(o) == 1 else frozenset() for o in options]
     return _pairwise(len(options), lambda i, j: float(folded[j] in parts[i] or folded[i] in parts[j]))
 
 
@@ -541,8 +524,9 @@ def _composes_with_option_parts(options: Sequence[str], ctx: Context):
     from ..sources.decomposition import fold, two_part_characters
 
     pairs = two_part_characters()
-    return _pairwise(len(options), lambda i, j: (1.0 + (0.5 if _more_strokes(ctx, options[i], options[j]) else 0.0))
-                     if frozenset((fold(options[i]), fold(options[j]))) in pairs else 0.0)
+    a = options
+    return _pairwise(len(a), lambda i, j: (1.0 + (0.5 if _more_strokes(ctx, a[i], a[j]) else 0.0))
+                     if a[i] != a[j] and len(a[i]) == len(a[j]) == 1 and frozenset((fold(a[i]), fold(a[j]))) in pairs else 0.0)
 
 
 def _odd_family_parts(options: Sequence[str], ctx: Context):
