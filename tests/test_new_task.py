@@ -52,7 +52,7 @@ BUILDER = textwrap.dedent('''
 
 # Every step in one fresh interpreter (the copy must be the package it imports), as a user would call them.
 DRIVER = textwrap.dedent("""
-    import json, sys
+    import contextlib, json, sys
     from pathlib import Path
     import evaluate
     from ancientbench.cli import main
@@ -62,11 +62,8 @@ DRIVER = textwrap.dedent("""
     package = root / "ancientbench"
     codes = {"build": main(["build", "toy_pairs", "--out", str(package)]),
              "copies": copies.main([]), "copies_check": copies.main(["--check"])}
-    audited = out / "audit.json"
-    real_stdout = sys.stdout
-    with audited.open("w") as sys.stdout:
+    with (out / "audit.json").open("w") as fh, contextlib.redirect_stdout(fh):
         codes["audit"] = main(["audit", "toy_pairs", "--json", "--strict"])
-    sys.stdout = real_stdout
     codes["eval"] = main(["eval", "--model", "tiny-random", "--tasks", "toy_pairs", "cloze", "--limit", "8",
                           "--output", str(out / "results"), "--no-progress"])
     metric = evaluate.load(str(root / "metrics" / "ancientbench_metric"))
