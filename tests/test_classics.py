@@ -92,3 +92,31 @@ def test_tang_bigrams(corpus):
     assert classics.fold("位至") in grams and classics.fold("明月") in grams
     assert len(grams) > 500_000
     assert classics.fold("位至") not in corpus.ngrams[2]  # attested in 全唐詩 only: why the wider set exists
+
+
+def test_reviewed_corrections_are_applied(corpus):
+    """The package's 論語 prints 里仁 4.18 as 諫志不從 and carries a footnote inside 孟子·盡心上: the corpus every
+    builder reads has the received text, and every correction line is reviewed (decision and reason)."""
+    texts = [s.text for s in corpus.sentences]
+    assert any("幾諫，見志不從" in t for t in texts)
+    assert not any("諫志不從" in t for t in texts)
+    assert not any("孟子正義" in p.text or "猶1" in p.text for p in corpus.passages)
+    lines = classics.corrections()
+    assert sum(c.decision == "correct" for c in lines) >= 15 and all(c.reason for c in lines)
+
+
+def test_a_correction_that_misses_its_paragraph_is_named(tmp_path, monkeypatch):
+    bad = tmp_path / "classics_corrections.tsv"
+    head = classics.CORRECTIONS_FILE.read_text(encoding="utf-8").splitlines()[0]
+    bad.write_text(head + "\nlunyu\t4\t18\t不在此段\t改\tcorrect\t諫\t見\ttest\n", encoding="utf-8")
+    monkeypatch.setattr(classics, "CORRECTIONS_FILE", bad)
+    classics.corrections.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=r"lunyu 4\.18: context '不在此段' occurs 0 times"):
+            classics.corrected("lunyu", 4, 18, "子曰：「事父母幾諫，見志不從。」")
+        bad.write_text(head + "\nlunyu\t4\n", encoding="utf-8")
+        classics.corrections.cache_clear()
+        with pytest.raises(ValueError, match=r"classics_corrections.tsv:2: expected 9 tab-separated cells"):
+            classics.corrections()
+    finally:
+        classics.corrections.cache_clear()

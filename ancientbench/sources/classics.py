@@ -17,6 +17,12 @@ Script handling (OpenCC, PyPI ``opencc``):
   the ``opencc_dict`` tool shipped in the PyPI wheel): :func:`one_to_many`. Each sentence of a converted
   book records the positions whose graph went through such a conversion (:attr:`Sentence.ambiguous`),
   so builders can avoid them (the cloze builder drops every sentence that has one).
+* **Corrections.** Where the package's 論語 or 孟子 differs from the received text by a misprint or a note
+  printed into the text (諫志不從 for 見志不從, a footnote inside 盡心上), the reviewed correction in
+  ``classics_corrections.tsv`` beside this module is applied to the paragraph before anything else
+  (:func:`corrections`; each line: place, reading in the package's script, corrected reading, decision, reason;
+  lines decided ``keep`` record a difference from the second edition that is not an error). The differences
+  come from collating with a second edition (``scripts/collate_classics.py``).
 * Comparisons use a *folded* key, OpenCC ``t2s`` of the text: many-to-one, so variant forms (爲/為,
   衆/眾) and conversion choices (餘/余) compare equal. Folding errs only towards matching too much,
   which is the safe side for "is this attested?" checks.
@@ -379,6 +385,47 @@ def _count_overlapping(hay: str, needle: str) -> int:
     return n
 
 
+CORRECTIONS_FILE = Path(__file__).with_name("classics_corrections.tsv")
+
+
+@dataclass(frozen=True)
+class Correction:
+    book: str
+    chapter: int  # 1-based, in the package's order
+    paragraph: int  # 1-based within the chapter
+    context: str  # the package's text around the difference (unique in the paragraph), its own script
+    corrected: str  # that text as the received text reads it (equal to ``context`` when kept)
+    decision: str  # "correct" (applied) or "keep" (not an error: a variant writing, or the second edition's)
+    reading: str  # the package's differing characters (∅: none), as the collation found them
+    second_edition: str  # the second edition's characters there (∅: none)
+    reason: str
+
+
+@cache
+def corrections() -> tuple[Correction, ...]:
+    """Every reviewed difference of ``classics_corrections.tsv``; a malformed line raises ValueError naming it."""
+    out = []
+    lines = CORRECTIONS_FILE.read_text(encoding="utf-8").splitlines()
+    for n, line in enumerate(lines[1:], start=2):
+        cells = line.split("\t")
+        if len(cells) != 9 or cells[5] not in ("correct", "keep") or cells[0] not in BOOK_BY_KEY:
+            raise ValueError(f"{CORRECTIONS_FILE}:{n}: expected 9 tab-separated cells with a known book and "
+                             f"decision correct|keep, got {line!r}")
+        out.append(Correction(cells[0], int(cells[1]), int(cells[2]), *cells[3:]))
+    return tuple(out)
+
+
+def corrected(book: str, chapter_no: int, k: int, para: str) -> str:
+    """One paragraph with its applied corrections; a correction whose context is not found once raises."""
+    for c in corrections():
+        if c.decision == "correct" and (c.book, c.chapter, c.paragraph) == (book, chapter_no, k):
+            if para.count(c.context) != 1:
+                raise ValueError(f"{CORRECTIONS_FILE}: {c.book} {c.chapter}.{c.paragraph}: context {c.context!r} "
+                                 f"occurs {para.count(c.context)} times in the paragraph, not once")
+            para = para.replace(c.context, c.corrected)
+    return para
+
+
 @lru_cache(maxsize=4)
 def load_corpus(sources_dir: str | Path) -> Corpus:
     """Read and normalise the seven classics (cached per sources folder)."""
@@ -389,7 +436,7 @@ def load_corpus(sources_dir: str | Path) -> Corpus:
         for chapter_no, (chapter, paragraphs, note) in enumerate(_chapters(book, data), start=1):
             chapter_t = to_traditional(chapter) if book.script == "simplified" else chapter
             for k, para in enumerate(paragraphs, start=1):
-                para = unicodedata.normalize("NFC", para.strip())
+                para = unicodedata.normalize("NFC", corrected(book.key, chapter_no, k, para.strip()))
                 if han_only(para):
                     raw.append((book, chapter_t, chapter_no, k, para, note))
     ambiguous = frozenset(one_to_many())
@@ -420,6 +467,9 @@ __all__ = [
     "INSTALL_HINT",
     "SOURCE_LABEL",
     "Corpus",
+    "Correction",
+    "corrected",
+    "corrections",
     "Match",
     "Passage",
     "Sentence",
