@@ -102,3 +102,31 @@ def test_canon_prose_names_pieces_of_the_anthology(corpus):
     its items as outside the canon without notice)."""
     titles = {p.chapter.split("·", 1)[-1] for p in corpus.passages if p.book == "guwenguanzhi"}
     assert tr.CANON_PROSE <= titles, sorted(tr.CANON_PROSE - titles)
+
+
+def _write_curated(folder, rows, fixes):
+    (folder / "translation.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    (folder / "translation_script.tsv").write_text("key\tfield\tposition\tconverted\tcorrect\treason\n" + fixes, encoding="utf-8")
+
+
+def test_simplified_entries_are_built_in_traditional_with_reviewed_fixes(tmp_path):
+    """One script: an entry quoting a simplified book is converted (context as the corpus converts it, the
+    translations in Taiwan forms), then the reviewed fixes apply; a fix that no longer meets its character, or
+    names no entry, is an error naming the file."""
+    simp = _row(key="s", book="楚辭", context="余固知謇謇之为患兮", answer="我本来就知道直言会招来祸患。",
+                distractors=["多余的话本来就会招来祸患。", "我本来就知道直言会招来后患。", "我本来就知道口吃会招来祸患。"])
+    trad = _row(key="t")
+    _write_curated(tmp_path, [simp, trad], "s\tcontext\t0\t餘\t余\tthe pronoun\n")
+    out = {e.key: e for e in tr.to_one_script(cur.load_entries("translation", tmp_path), tmp_path)}
+    assert out["s"]["context"] == "余固知謇謇之爲患兮"  # s2t wrote 餘; the fix restores the pronoun
+    assert out["s"]["answer"] == "我本來就知道直言會招來禍患。" and out["s"]["distractors"][1].endswith("後患。")
+    assert out["t"].data == trad
+    _write_curated(tmp_path, [simp, trad], "s\tcontext\t1\t餘\t余\tthe pronoun\n")
+    with pytest.raises(DataError, match=r"translation_script\.tsv, row 2, field .context.: s: expected '餘' at 1 of the built context"):
+        tr.to_one_script(cur.load_entries("translation", tmp_path), tmp_path)
+    # an entry quoting a book converted upstream takes fixes too (古文觀止's 餘 for the pronoun 余)
+    _write_curated(tmp_path, [simp, trad], "t\tanswer\t0\t自\t字\tplanted\n")
+    assert tr.to_one_script(cur.load_entries("translation", tmp_path), tmp_path)[1]["answer"].startswith("字己")
+    _write_curated(tmp_path, [simp, trad], "u\tanswer\t0\t自\t字\tno such entry\n")
+    with pytest.raises(DataError, match=r"row 2, field 'key': fixes for no entry or field of translation: \[\('u', 'answer'\)\]"):
+        tr.to_one_script(cur.load_entries("translation", tmp_path), tmp_path)

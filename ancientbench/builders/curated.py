@@ -247,16 +247,82 @@ def in_script(text_traditional: str, script: str) -> str:
     return _opencc("t2s").convert(text_traditional) if script == "simplified" else text_traditional
 
 
+def script_fixes(task: str, directory: str | Path | None = None) -> tuple[Path, dict[tuple[str, str], list[tuple[int, str, str, int]]]]:
+    """``<task>_script.tsv`` beside the task's file: the reviewed corrections of the converter's output,
+    {(key, field): [(position, converted, correct, line)]} (fields: context, answer, loan, distractor1..3)."""
+    path = curated_path(task, directory).with_name(f"{task}_script.tsv")
+    out: dict = {}
+    lines = record(path).read_text(encoding="utf-8").splitlines()
+    for n, line in enumerate(lines[1:], start=2):
+        cells = line.split("\t")
+        if len(cells) != 6 or not cells[2].isdigit() or len(cells[3]) != 1 or len(cells[4]) != 1:
+            raise DataError(path, n, "fix", "expected key, field, position, converted character, correct character, "
+                            f"reason (tab-separated); got {line!r}")
+        out.setdefault((cells[0], cells[1]), []).append((int(cells[2]), cells[3], cells[4], n))
+    return path, out
+
+
+def one_script(task: str, entries, fields: dict[str, str], simplified, directory: str | Path | None = None):
+    """Items are traditional throughout: each entry for which ``simplified(entry)`` holds (it quotes a book that
+    chinese-poetry prints in simplified script) is converted, a ``classical`` field as the corpus converts it
+    (OpenCC s2t, :func:`ancientbench.sources.classics.to_traditional`, the forms cloze shows), a ``modern`` one
+    with OpenCC s2tw (Taiwan standard forms, those of the entries written in traditional), an ``as written`` one
+    (a citation) unchanged; a list field
+    (``distractors``) becomes ``distractor1`` … for the fixes. Then the reviewed fixes of ``<task>_script.tsv``
+    are applied: a reviewer read every converted entry, and every entry quoting a book converted upstream
+    (古文觀止: 餘 for the pronoun 余, 範 for the surname 范), with each graph a conversion could have got wrong
+    marked. A fix that does not meet its character, or names no entry, raises."""
+    from dataclasses import replace
+
+    from ..sources.classics import _converter, to_traditional
+
+    path, fixes = script_fixes(task, directory)
+    convert = {"classical": to_traditional, "modern": _converter("s2tw").convert, "as written": lambda text: text}
+    out, used = [], set()
+    for e in entries:
+        converting = simplified(e)
+        if not converting and not any(key == e.key for key, _ in fixes):
+            out.append(e)
+            continue
+        data = dict(e.data)
+        for name, kind in fields.items():
+            values = data[name] if isinstance(data[name], list) else [data[name]]
+            labels = [f"distractor{i + 1}" for i in range(len(values))] if isinstance(data[name], list) else [name]
+            done = []
+            for label, value in zip(labels, values):
+                chars = list(convert[kind](value) if converting else value)
+                for pos, was, right, line in fixes.get((e.key, label), ()):
+                    if pos >= len(chars) or chars[pos] != was:
+                        raise DataError(path, line, label, f"{e.key}: expected {was!r} at {pos} of the built {label}")
+                    chars[pos] = right
+                used.add((e.key, label))
+                done.append("".join(chars))
+            data[name] = done if isinstance(data[name], list) else done[0]
+        if e.data.get("blind_answer") in e.options:  # the reviewer's pick, as the option it was
+            data["blind_answer"] = [data["answer"], *data["distractors"]][e.options.index(e.data["blind_answer"])]
+        out.append(replace(e, data=data))
+    stale = sorted(set(fixes) - used)
+    if stale:
+        raise DataError(path, fixes[stale[0]][0][3], "key", f"fixes for no entry or field of {task}: {stale[:3]}")
+    return out
+
+
 # ---- turning entries into schema rows (shared by the three builders) ---------------------------------
 
-def build_entries(task: str, ctx, question, dev_keys: tuple[str, ...], subset=None, directory: str | Path | None = None):
+def build_entries(task: str, ctx, question, dev_keys: tuple[str, ...], subset=None, directory: str | Path | None = None,
+                  transform=None, trim: float | None = None):
     """BuildResult of a curated task: every entry whose blind review did not disagree becomes a candidate;
-    the five ``dev_keys`` go to dev. ``question(entry) -> str``; ``subset(entry) -> str`` (default "")."""
+    the five ``dev_keys`` go to dev. ``question(entry) -> str``; ``subset(entry) -> str`` (default "");
+    ``transform(entries) -> entries`` rewrites them first (translation: one script); with ``trim``, the fewest
+    candidates are left out so that every per-item shortcut strategy is at or below it
+    (:func:`ancientbench.builders.debias.trim_to_bound`)."""
     from collections import Counter
 
     from .common import BuildResult, Candidate, split_dev_test
 
     entries = load_entries(task, directory)
+    if transform is not None:
+        entries = transform(entries)
     dropped: Counter = Counter()
     cands = []
     for e in entries:
@@ -275,6 +341,13 @@ def build_entries(task: str, ctx, question, dev_keys: tuple[str, ...], subset=No
                 subset=subset(e) if subset else "",
             )
         )
+    if trim is not None:
+        from ..quality.audit import corpus_frequencies, self_frequencies
+        from .debias import trim_to_bound
+
+        freq = corpus_frequencies(ctx.sources_dir) or self_frequencies([{"question": c.question} for c in cands])
+        cands, n = trim_to_bound(task, cands, freq, bound=trim, keep=frozenset(dev_keys))
+        dropped["left out to keep every shortcut strategy within the bound"] += n
     dev, test = split_dev_test(task, cands, dev_keys, ctx.seed)
     return BuildResult(task=task, test=test, dev=dev, dropped=dropped, candidates=len(entries))
 

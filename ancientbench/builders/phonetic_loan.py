@@ -6,14 +6,14 @@ of the same graph or phonetic series, or a common word of its series or sound wi
 see "options" below) and proven wrong in this sentence by :func:`distractor_problem`. ``kind``
 (the ``subset`` column) says whether the usage is from an excavated manuscript (short context as cited in
 the scholarship, document and slip/column citation) or from a transmitted classic (context verbatim from
-npm ``chinese-poetry``, in its script). Questions follow the convention of the ``智(知)`` notation:
+npm ``chinese-poetry``, in its script; items are traditional throughout, :func:`to_one_script`). Questions follow the convention of the ``智(知)`` notation:
 「學而時習之，不亦說乎」中的「說」通哪個字？
 """
 
 from __future__ import annotations
 
 from ..schema import DataError
-from .curated import Format, build_entries, in_script, item_script
+from .curated import Format, build_entries, item_script, one_script
 
 TASK = "phonetic_loan"
 LOAN_KINDS: tuple[str, ...] = ("excavated", "transmitted")
@@ -56,17 +56,26 @@ def document_of(citation: str) -> str:
 
 
 def question(entry) -> str:
-    ctx, loan = entry["context"], entry["loan"]
-    # Excavated contexts are transcribed in traditional script (无, 亓 … are the manuscripts' own graphs);
-    # transmitted contexts keep the script of their corpus book.
-    excavated = entry["kind"] == "excavated"
-    script = "traditional" if excavated else item_script(ctx)
-    head = document_of(entry["citation"]) if excavated else ""
-    return head + "「" + ctx + "」" + in_script("中的「", script) + loan + in_script("」通哪個字？", script)
+    head = document_of(entry["citation"]) if entry["kind"] == "excavated" else ""
+    return head + "「" + entry["context"] + "」中的「" + entry["loan"] + "」通哪個字？"
+
+
+def to_one_script(entries, directory=None):
+    """Transmitted entries quoting a simplified book (論語, 詩經, 楚辭) in traditional script, every graph as the
+    corpus converts it, with the reviewed fixes of ``phonetic_loan_script.tsv``
+    (:func:`ancientbench.builders.curated.one_script`). Excavated contexts are transcribed in traditional
+    script already (无, 亓 … are the manuscripts' own graphs)."""
+    simplified = lambda e: e["kind"] == "transmitted" and item_script(e["context"]) == "simplified"  # noqa: E731
+    fields = {"context": "classical", "loan": "classical", "answer": "classical", "distractors": "classical"}
+    return one_script(TASK, entries, fields, simplified, directory)
+
+
+TRIM_BOUND = 0.299  # in traditional script Unihan's phonetic series reach more loan pairs (2.4.0: 30.7% before trim)
 
 
 def build(ctx):
-    return build_entries(TASK, ctx, question, DEV_KEYS, subset=lambda e: e["kind"])
+    return build_entries(TASK, ctx, question, DEV_KEYS, subset=lambda e: e["kind"], transform=to_one_script,
+                         trim=TRIM_BOUND)
 
 
 # ---- phonology check: a loan pair may not contradict the phonology data ------------------------------

@@ -1,10 +1,12 @@
 """Builder of the ``translation`` config from the team-curated ``curated/translation.jsonl``.
 
-Each entry is a sentence from the public-domain classics (verbatim from npm ``chinese-poetry``, in that
-corpus's script) with a modern Chinese translation and three distractors. Every distractor is a fluent
+Each entry is a sentence from the public-domain classics (verbatim from npm ``chinese-poetry`` as corrected by
+``ancientbench/sources/classics_corrections.tsv``, in that corpus's script) with a modern Chinese translation and
+three distractors. Every distractor is a fluent
 modern sentence that mistranslates what a careless reader of the *classical* text gets wrong (虛詞, 古今異義,
 通假, 詞類活用, who acts on whom, passives, 於 comparisons, negation scope …); ``errors`` names its misreadings.
-The question is worded in the script of the sentence. This module also owns the rule that says which items
+Items are traditional throughout: entries quoting a simplified book are converted at build time
+(:func:`to_one_script`, every converter choice reviewed). This module also owns the rule that says which items
 come from the most anthologised passages (:func:`anthologised`; ``python -m ancientbench.builders.translation``
 prints the share and the error-type counts). Design notes: ``docs/translation.md``. A user's own parallel
 corpus becomes a separate config (:mod:`ancientbench.builders.parallel_corpus`).
@@ -16,7 +18,7 @@ import sys
 from collections import Counter
 
 from ..schema import DataError
-from .curated import Format, build_entries, in_script, item_script, load_entries
+from .curated import Format, build_entries, item_script, load_entries, one_script
 
 TASK = "translation"
 ERROR_TYPES: tuple[str, ...] = ("word-sense", "agent-patient", "negation", "number", "tense-aspect", "other")
@@ -141,15 +143,20 @@ def corpus_book_title(book_key: str) -> str:
 
 
 def question(entry) -> str:
-    ctx = entry["context"]
-    # The script is judged on the whole item (context and the four translations): a short context often has
-    # no graph that differs between the scripts, while the translations always do.
-    script = item_script(ctx + entry["answer"] + "".join(entry["distractors"]))
-    return in_script("下列哪一項是「", script) + ctx + in_script("」的正確現代漢語翻譯？", script)
+    return "下列哪一項是「" + entry["context"] + "」的正確現代漢語翻譯？"
+
+
+def to_one_script(entries, directory=None):
+    """Entries quoting a simplified book in traditional script: the context as the corpus converts it, the
+    modern translations in Taiwan standard forms (those of the items written in traditional), with the
+    reviewed fixes of ``translation_script.tsv`` (:func:`ancientbench.builders.curated.one_script`)."""
+    simplified = lambda e: item_script(e["context"] + e["answer"] + "".join(e["distractors"])) == "simplified"  # noqa: E731
+    fields = {"context": "classical", "answer": "modern", "distractors": "modern", "citation": "as written"}
+    return one_script(TASK, entries, fields, simplified, directory)
 
 
 def build(ctx):
-    return build_entries(TASK, ctx, question, DEV_KEYS)
+    return build_entries(TASK, ctx, question, DEV_KEYS, transform=to_one_script)
 
 
 def summary(corpus) -> dict:
