@@ -162,6 +162,27 @@ def test_option_recurrence():
     assert acc == {"least_frequent_option": 1.0, "most_frequent_option": 0.0}
 
 
+def test_recurrence_is_counted_over_test_and_dev(tmp_path):
+    """Decision 6 of issue 22: the builders choose test and dev together, so the audit counts recurrence there too."""
+    test = [_row(i, "cloze", f"題{i}", ["甲", "乙", "丙", "丁"], "A") for i in range(4)]
+    dev = [_row(9, "cloze", "題9", ["乙", "戊", "己", "庚"], "B")]
+    _write(tmp_path, "cloze_user", test, dev)
+    entry = audit.audit_folder(tmp_path, freq=FREQ)["configs"]["cloze_user"]
+    # counted on test alone the four options tie (25% each); the dev item makes 乙 the most frequent
+    assert entry["strategies"]["most_frequent_option"] == pytest.approx(0.0)
+    assert entry["strategies"]["least_frequent_option"] == pytest.approx(1 / 3)
+
+
+def test_largest_xiaoyun_reads_the_size_of_the_reading():
+    """Issue 22, decision 5: "the 反切 whose 小韻 holds the most characters" (徒紅切: 同 and 44 more) and, for a
+    character option, the largest 小韻 it is in."""
+    pytest.importorskip("tshet_uinh")
+    scores = S.largest_xiaoyun(S.Item.make("pronunciation", "《廣韻》中「東」字的反切是？", ["德紅切", "徒紅切", "陟弓切", "東"]),
+                               S.Context(FREQ))
+    assert scores[1] > scores[0] > scores[2] > 0 and scores[3] == scores[0]  # 東 is in 德紅切's 小韻
+    assert S.FAMILY["largest_xiaoyun"] == "form" and S.SHAPE["largest_xiaoyun"] == "option"
+
+
 def test_quality_imports_no_task_builder():
     code = ("import sys, ancientbench.quality.audit, ancientbench.builders.debias; "
             f"bad = [m for m in sys.modules if m.split('.')[-1] in {TASK_NAMES!r}]; print(bad); sys.exit(1 if bad else 0)")
@@ -278,9 +299,9 @@ def test_task_rows_hold_kind_and_minimum_size():
     assert set(GENERATED_TASKS) == {"radical", "radical_meaning", "pronunciation", "phonetic_radical", "homophone",
                                     "tradoc_word", "cloze"}
     assert set(CURATED_TASKS) == {"excdoc_word", "phonetic_loan", "translation"}
-    assert MIN_TEST_SIZES["radical"] == 4000 and get_task("phonetic_radical").min_test == 2500
+    assert MIN_TEST_SIZES["radical"] == 4000 and get_task("phonetic_radical").min_test == 500
     assert get_task("radical_meaning").min_test == 300 and get_task("translation").min_test == 500
-    assert DATASET_VERSION == "2.3.0"
+    assert DATASET_VERSION == "2.4.0"
     assert get_task("phonetic_radical").answer_rule == ("same_phonetic_series",)
     assert all(not t.answer_rule for t in TASKS if t.name != "phonetic_radical")
 

@@ -113,3 +113,32 @@ def pick_balanced(
     b = Balancer(freq, prefer_first=prefer_first, strategies=strategies, extra=extra, task=task, weights=weights,
                  max_option_uses=max_option_uses)
     return [b.choose(q, a, alts) for q, a, alts in items]
+
+
+def trim_to_bound(task: str, cands: Sequence, freq: Frequencies, *, bound: float, keep: frozenset[str] = frozenset()):
+    """After a greedy choice: drop candidates until every per-item strategy of
+    :mod:`ancientbench.quality.strategies` (not the task-level recurrence ones, which the choice balanced from
+    running counts) is at or below ``bound`` over what is left. While one is above, the candidate adding most to
+    the worst goes (among equals, the one adding most to the strategies above 25%, then the latest); ``keep`` keys (the dev exemplars) stay. Returns the kept
+    candidates in their order and how many went."""
+    from ..quality.strategies import TASK_LEVEL
+
+    names = [n for n in STRATEGIES if n not in TASK_LEVEL]
+    ctx = Context(freq)
+    credit = [credits(Item.make(task, c.question, [c.answer, *c.distractors]), 0, ctx, names) for c in cands]
+    alive = set(range(len(cands)))
+    totals = Counter()
+    for c in credit:
+        totals.update(c)
+    while alive:
+        worst = max(names, key=lambda s: totals[s] - bound * len(alive))
+        if totals[worst] <= bound * len(alive) + 1e-9:
+            break
+        helpful = [i for i in alive if cands[i].key not in keep and credit[i][worst] > bound + 1e-12]
+        if not helpful:
+            break
+        # the one adding most to the worst, then most to every strategy above 25% (its removal helps them too)
+        i = max(helpful, key=lambda i: (credit[i][worst], sum(credit[i][s] for s in names if totals[s] > 0.25 * len(alive)), i))
+        alive.discard(i)
+        totals.subtract(credit[i])
+    return [c for i, c in enumerate(cands) if i in alive], len(cands) - len(alive)

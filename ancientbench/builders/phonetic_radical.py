@@ -23,7 +23,8 @@ phonetics of other 形聲字 written with the same S: 井, 云, 巴 for 耬 from
 so rebuilding the character from the options no longer singles P out). **Checker**: a distractor is not P, not a
 link of P's phonetic chain, not in the character's or P's phonetic series (Karlgren or Casey), not a graph
 containing P, not a part of P, not a variant of P, not the phonetic of another reading, not a character of the
-question. Items and triples are then chosen (:func:`ancientbench.builders.glyphcheck.select_most_within_bound`: the
+question, not a written form of the character (Unihan variants, or 廣韻 giving one as 古文/上同/俗 … of the other:
+``guangyun.forms_of``); a character that is a written form of its own P (飌, 古文風) is dropped. Items and triples are then chosen (:func:`ancientbench.builders.glyphcheck.select_most_within_bound`: the
 largest set) so that every strategy of :mod:`ancientbench.quality.strategies` (what ``ancientbench audit``
 measures; option recurrence in a second pass) stays at or below ``BOUND``, except the task's ``answer_rule`` in
 :mod:`ancientbench.tasks` (the key's own phonetic series, 100% by the task's definition; docs/glyph-tasks.md); no
@@ -173,6 +174,11 @@ def build(ctx: BuildContext) -> BuildResult:
     component_graphs = sorted({g for ch in c25.chars() for g in c25.parts(ch) if known(g) and g not in template_chars}, key=ord)
     near_index = ClosenessIndex(component_graphs)
 
+    def written_alike(a: str, b: str) -> bool:
+        """One is a written form of the other: any Unihan variant field, or 廣韻 giving one as 古文/上同/俗 … of the
+        other (飌, 古文風)."""
+        return b in uh.variants(a) or a in uh.variants(b) or b in gy.forms_of(a) or a in gy.forms_of(b)
+
     def related_to_key(d: str, ch: str, p: str, chain: list[str]) -> str | None:
         """Why d is not a provably wrong distractor (None: it is)."""
         if not known(d) or d in (ch, p) or d in chain or d in template_chars:
@@ -187,6 +193,8 @@ def build(ctx: BuildContext) -> BuildResult:
             return "a variant of the phonetic"
         if any(a.phonetic == d for a in c25.analyses(ch)):
             return "the phonetic in another reading"
+        if written_alike(ch, d):
+            return "a variant of the character"
         return None
 
     @cache
@@ -214,6 +222,9 @@ def build(ctx: BuildContext) -> BuildResult:
 
     staged = []
     for ch, p, s, check in accepted:
+        if written_alike(ch, p):  # 飌 is 風's old form: its "phonetic" is the character itself
+            dropped["the character is a written form of its phonetic"] += 1
+            continue
         chain = c25.phonetic_chain(ch)
         if p not in chain[:1]:
             dropped["phonetic chain inconsistent"] += 1

@@ -173,11 +173,13 @@ def render_sources(rows: dict) -> str:
 
 
 def render_audit(folder: str | Path, shuowen: str | Path | None = None, sources_dir: str | Path | None = None) -> str:
-    """The audit tables of :mod:`ancientbench.quality.audit` (answer balance, trivial strategies, 說文 agreement)."""
+    """The audit tables of :mod:`ancientbench.quality.audit` (answer balance, trivial strategies, the combined
+    knowledge-free predictor with its 95% interval, 說文 agreement)."""
     from ..quality import audit
 
     configs = present_configs(folder)
     report = audit.audit_folder(folder, configs, sources_dir=sources_dir)
+    report["combined"] = audit.combined_report(folder, configs, sources_dir=sources_dir)
     if shuowen:
         from ..quality.agreement import agreement
 
@@ -352,7 +354,8 @@ def render_probes() -> str | None:
     for r in rows:
         if r["mode"] == "options":
             bound = TASK_BY_NAME[r["task"]].options_probe_bound
-            verdict = f"≤ {bound * 100:.0f}% {'met' if r['accuracy'] <= bound + 1e-12 else '**not met**'}"
+            verdict = ("reported (the options rebuild the stem)" if bound is None
+                       else f"≤ {bound * 100:.0f}% {'met' if r['accuracy'] <= bound + 1e-12 else '**not met**'}")
             defects = "–"
         else:
             rate = r.get("defect_rate")

@@ -62,12 +62,14 @@ def configs_in(folder: str | Path) -> list[str]:
     return [t for t in TASK_NAMES if t in found] + [c for c in found if c not in TASK_NAMES]
 
 
-def audit_rows(rows: Sequence[Mapping[str, str]], freq: Frequencies) -> dict:
-    """Letter balance and the accuracy of every strategy on one split."""
+def audit_rows(rows: Sequence[Mapping[str, str]], freq: Frequencies,
+               count_rows: Sequence[Mapping[str, str]] | None = None) -> dict:
+    """Letter balance and the accuracy of every strategy on one split (option recurrence counted over
+    ``count_rows``, default the split itself)."""
     n = len(rows)
     letters = Counter(r["answer"] for r in rows)
     balance = {L: (letters[L] / n if n else 0.0) for L in LETTERS}
-    return {"n": n, "balance": balance, "strategies": accuracies(rows, Context(freq))}
+    return {"n": n, "balance": balance, "strategies": accuracies(rows, Context(freq), count_rows=count_rows)}
 
 
 def audit_folder(
@@ -86,7 +88,7 @@ def audit_folder(
     for c in configs:
         test, dev = loaded[c]["test"], loaded[c]["dev"]
         entry = {"task": test[0]["task"] if test else c, "counts": {"test": len(test), "dev": len(dev)}}
-        entry.update(audit_rows(test, freq))
+        entry.update(audit_rows(test, freq, count_rows=[*test, *dev]))  # recurrence over what the builder chose
         violations = []
         if not test:
             violations.append("empty test split")
@@ -188,7 +190,8 @@ def combined_report(folder: str | Path, configs: Sequence[str], sources_dir: str
             continue
         base = TASK_BY_NAME.get(rows[0]["task"])
         names = [n for n in STRATEGIES if not base or n not in base.answer_rule]
-        r = combined_predictor(rows, Context(freq or self_frequencies(rows)), names)
+        r = combined_predictor(rows, Context(freq or self_frequencies(rows)), names,
+                               count_rows=[*rows, *read_config(folder, c, "dev")])
         out[c] = {k: v for k, v in r.items() if k != "predictions"}
     return out
 

@@ -5,8 +5,10 @@ module measures that: every strategy of :mod:`ancientbench.quality.strategies` s
 scores, with option-level features, feed two models that predict which option is the key:
 
 - features of an option (each also centred on its item's mean, so the model compares options within an item):
-  every strategy's score and whether the strategy picks it, the option's length in characters, how many times
-  the option string is an option in the task (recurrence, log), and its rank on each of those within the item;
+  every strategy's score and whether the strategy picks it (strokes, 小韻 size, glyph parts shared with the
+  other options, Mandarin closeness … are strategies), the option's length in characters, how many times the
+  option string is an option in the task (recurrence, log, counted over test and dev as the builders choose
+  them), how many other options share a Mandarin syllable with it, and its rank on each of those within the item;
 - models (scikit-learn): logistic regression on standardised features, and gradient-boosted trees
   (``HistGradientBoostingClassifier``) for the non-linear shapes single rules miss;
 - protocol: 5-fold cross-validation over the task's items (an item's four options always in one fold, folds
@@ -23,7 +25,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from ..tasks import LETTERS
-from .strategies import STRATEGIES, Context, item_from_row
+from .strategies import STRATEGIES, Context, chars, item_from_row, toneless
 
 FOLDS = 5
 SEED = 0
@@ -48,16 +50,25 @@ def _within_item(values):
     return centred, rank
 
 
-def feature_matrix(rows: Sequence[Mapping[str, str]], ctx: Context, names: Sequence[str] | None = None):
-    """(X of shape (items*4, features), y of shape (items*4,), gold index per item, feature names)."""
+def _shared_syllables(options: Sequence[str]) -> list[float]:
+    """How many of the other options share a Mandarin syllable (toneless) with each option."""
+    sounds = [frozenset().union(*(toneless(c) for c in chars(o))) if chars(o) else frozenset() for o in options]
+    return [float(sum(1 for j, t in enumerate(sounds) if j != i and s & t)) for i, s in enumerate(sounds)]
+
+
+def feature_matrix(rows: Sequence[Mapping[str, str]], ctx: Context, names: Sequence[str] | None = None,
+                   count_rows: Sequence[Mapping[str, str]] | None = None):
+    """(X of shape (items*4, features), y of shape (items*4,), gold index per item, feature names); option
+    recurrence is counted over ``count_rows`` (default: the rows)."""
     import numpy as np
 
     names = list(names or STRATEGIES)
-    ctx.option_counts = Counter(r[L].strip() for r in rows for L in LETTERS)
+    ctx.option_counts = Counter(r[L].strip() for r in (rows if count_rows is None else count_rows) for L in LETTERS)
     n = len(rows)
     scores = np.zeros((len(names), n, 4))
     length = np.zeros((n, 4))
     recurrence = np.zeros((n, 4))
+    shared = np.zeros((n, 4))
     gold = np.zeros(n, dtype=int)
     for i, r in enumerate(rows):
         item, g = item_from_row(r)
@@ -65,7 +76,8 @@ def feature_matrix(rows: Sequence[Mapping[str, str]], ctx: Context, names: Seque
         for k, name in enumerate(names):
             scores[k, i] = STRATEGIES[name](item, ctx)
         length[i] = [len(o) for o in item.options]
-        recurrence[i] = [math.log(ctx.option_counts[o]) for o in item.options]
+        recurrence[i] = [math.log(max(1, ctx.option_counts[o])) for o in item.options]
+        shared[i] = _shared_syllables(item.options)
     scores = np.nan_to_num(scores, nan=0.0, posinf=1e6, neginf=-1e6)
     columns, labels = [], []
     for k, name in enumerate(names):
@@ -74,7 +86,7 @@ def feature_matrix(rows: Sequence[Mapping[str, str]], ctx: Context, names: Seque
         centred, rank = _within_item(s)
         columns += [s, centred, rank, picks]
         labels += [name, f"{name}:centred", f"{name}:rank", f"{name}:picks"]
-    for base, values in (("length", length), ("recurrence", recurrence)):
+    for base, values in (("length", length), ("recurrence", recurrence), ("shared_syllables", shared)):
         centred, rank = _within_item(values)
         columns += [values, centred, rank]
         labels += [base, f"{base}:centred", f"{base}:rank"]
@@ -113,9 +125,10 @@ def cross_validated_guesses(X, y, n_items: int, kind: str, folds: int = FOLDS, s
     return guesses
 
 
-def combined_predictor(rows: Sequence[Mapping[str, str]], ctx: Context, names: Sequence[str] | None = None) -> dict:
+def combined_predictor(rows: Sequence[Mapping[str, str]], ctx: Context, names: Sequence[str] | None = None,
+                       count_rows: Sequence[Mapping[str, str]] | None = None) -> dict:
     """Both models' cross-validated accuracy on one task's rows, and the better one's per-item predictions."""
-    X, y, gold, _ = feature_matrix(rows, ctx, names)
+    X, y, gold, _ = feature_matrix(rows, ctx, names, count_rows)
     out: dict = {"n": len(rows), "models": {}}
     best = None
     for kind in MODELS:

@@ -84,6 +84,15 @@ def meaning_text(reading: Reading) -> str:
     return _READING_NOTE.sub("", text)
 
 
+def quoted_gloss(reading: Reading, limit: int = 24) -> str:
+    """The reading's meaning as an explanation quotes it: 「湯湯流皃」 (cut at ``limit`` characters with …);
+    「釋義闕」 when the book gives none."""
+    text = meaning_text(reading).strip()
+    if not text:
+        return "「釋義闕」"
+    return "「" + (text if len(text) <= limit else text[:limit] + "…") + "」"
+
+
 def gloss_segments(text: str) -> tuple[str, ...]:
     """Split a meaning text into its definition segments (on 也 / 又 / 亦 / 一曰 / 或曰): ``'無私也敬也'`` ->
     ``('無私', '敬')``; empty segments dropped, order kept, duplicates removed."""
@@ -92,6 +101,10 @@ def gloss_segments(text: str) -> tuple[str, ...]:
         if seg and seg not in out:
             out.append(seg)
     return tuple(out)
+
+
+# glosses that make an entry a written form of the entry before it (上同 "the same as above", 古文 "old form" …)
+FORM_GLOSSES = ("上同", "同上", "古文", "籀文", "俗", "亦作", "或作", "今作", "篆文", "隸", "本亦作")
 
 
 @dataclass
@@ -138,6 +151,20 @@ class Guangyun:
 
     def fanqie_of(self, char: str) -> frozenset[str]:
         return frozenset(r.fanqie for r in self.readings(char) if r.fanqie)
+
+    def forms_of(self, char: str) -> frozenset[str]:
+        """The characters the book gives ``char`` as a form of: an entry glossed 上同 / 同上 / 古文 / 籀文 / 俗 /
+        亦作 … is a written form of the entry before it in its 小韻 (and, through 上同 chains, of the first one):
+        飌 古文 after 風."""
+        out: set[str] = set()
+        for r in self.readings(char):
+            members = self._by_xiaoyun[r.xiaoyun]
+            at = members.index(r)
+            while at > 0 and members[at].gloss.startswith(FORM_GLOSSES):
+                at -= 1
+                out.add(members[at].char)
+        out.discard(char)
+        return frozenset(out)
 
     def is_monophonic(self, char: str) -> bool:
         """One reading only (one 小韻, with a valid 音韻地位 and a 反切)."""
