@@ -313,8 +313,8 @@ def test_changelog_shows_before_and_after(tmp_path):
             for i, c in enumerate("東西南北")]
     _write(tmp_path, "homophone", rows)
     text = render_changelog(tmp_path)
-    assert "Dataset version **2.3.0**" in text and "`data-v1.0.0`" in text and "### 2.0.0" in text and "### 2.3.0" in text
-    assert "`data-v2.0.0`" in text and "`data-v2.1.0` (commit `c6c7e0d`)" in text and "`data-v2.2.0` (commit `59a1769`)" in text
+    assert "Dataset version **2.4.0**" in text and "`data-v1.0.0`" in text and "### 2.0.0" in text and "### 2.4.0" in text
+    assert "`data-v2.0.0`" in text and "`data-v2.1.0` (commit `c6c7e0d`)" in text and "`data-v2.3.0` (commit `be6d470`)" in text
     line = next(x for x in text.splitlines() if x.startswith("| same_syllable_tone |"))
     assert "**32.7** → " in line  # the saved version-1 figure, then the one computed from the files
     card = render_card(tmp_path, "# card\n\n## Data quality\n", changelog_block=text)

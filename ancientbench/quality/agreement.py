@@ -57,7 +57,7 @@ def agreement(folder: str | Path, shuowen_dir: str | Path) -> dict[str, dict]:
                 graph_agree += any(same_graph_listed(answer, p, uh, ch) for p in plain)
         out["phonetic_radical"] = _fig(agree, compared, "our 聲符 = 說文 Y in 从X Y聲 (items whose 說文 entry gives one plain Y聲)")
         out["phonetic_radical_graph"] = _fig(graph_agree, compared, "the same, at the level of graphs: forms Unihan does not "
-                                             "link counted as one graph where curated/shuowen_graph_pairs.tsv says so")
+                                             "link counted as one graph where records/curated/shuowen_graph_pairs.tsv says so")
         out["phonetic_radical_special"] = _fig(special, len(rows), "items whose 說文 entry says 亦聲 or 省聲 (we reject such analyses)")
 
     rows = _answered(folder, "radical", sw)

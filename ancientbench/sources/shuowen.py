@@ -1,6 +1,6 @@
 """說文解字 (the shuowenjiezi/shuowen JSON data, user-supplied, never redistributed): the entries, their 从X Y聲
 analyses, and when two forms are one graph (Unihan links, the classics fold, or the hand-checked list
-``curated/shuowen_graph_pairs.tsv``). Read by the agreement figures (:mod:`ancientbench.quality.agreement`) and the
+``records/curated/shuowen_graph_pairs.tsv``). Read by the agreement figures (:mod:`ancientbench.quality.agreement`) and the
 paper-faithful variant configs (:mod:`ancientbench.builders.shuowen`).
 """
 

@@ -1,0 +1,79 @@
+"""Checks over every shipped item (data 2.4, issue 22): one script, the corrected source text, the reading named."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ancientbench import DATASET_PATH
+from ancientbench.schema import read_config
+from ancientbench.sources import SourceMissing
+from ancientbench.tasks import LETTERS, TASK_NAMES
+
+FIELDS = ("question", *LETTERS)
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return {t: read_config(DATASET_PATH, t, "test") + read_config(DATASET_PATH, t, "dev") for t in TASK_NAMES}
+
+
+@pytest.fixture(scope="module")
+def unihan():
+    from ancientbench.sources import unihan
+
+    try:
+        return unihan.load()
+    except SourceMissing as e:
+        pytest.skip(f"Unihan not installed: {e}")
+
+
+def test_every_item_is_written_in_traditional_script(rows, unihan):
+    """No stem or option of any task holds a simplified-only character (Unihan: its traditional variants are
+    other characters); 2.3.0 had 172 translation and 51 phonetic_loan items in simplified script."""
+    found = [(r["id"], f, ch) for task in rows.values() for r in task for f in FIELDS for ch in r[f]
+             if unihan.is_simplified_only(ch)]
+    assert not found, found[:10]
+
+
+def test_no_item_quotes_a_corrected_reading(rows):
+    """Every correction applied to the 四書 text (classics_corrections.tsv) has left no item quoting the
+    uncorrected reading, in either script: 見志不從, not 諫志不從 (translation-lunyu-liren-017 in 2.3.0)."""
+    from ancientbench.sources.classics import corrections, fold, han_only
+
+    texts = {r["id"]: fold(han_only("".join(r[f] for f in FIELDS))) for task in rows.values() for r in task}
+    applied = [c for c in corrections() if c.decision == "correct"]
+    assert applied
+    for c in applied:
+        before, after = fold(han_only(c.context)), fold(han_only(c.corrected))
+        if len(before) < 4 or before in after:
+            continue  # too short to quote alone, or the correction only adds to it
+        quoting = [i for i, t in texts.items() if before in t]
+        assert not quoting, (c.book, c.chapter, c.paragraph, c.context, quoting)
+
+
+@pytest.mark.parametrize("task", ["homophone", "pronunciation"])
+def test_explanations_name_the_reading_they_use(rows, task):
+    """Each explanation names the 小韻, its 反切 and the gloss of the reading used (homophone-商: 湯 by its
+    式羊切 reading 「湯湯流皃」), for the key and, on homophone, the target."""
+    for r in rows[task]:
+        e = r["explanation"]
+        assert re.search(r"小韻\d+[a-z]?「.」", e) and "切" in e, r["id"]
+        assert e.count("釋義「") >= (2 if task == "homophone" else 1), r["id"]
+
+
+def test_no_phonetic_radical_target_is_a_written_form_of_an_option(rows, unihan):
+    """飌 is 風's old form (廣韻: 古文): a target written like its key or a distractor is excluded."""
+    from ancientbench.sources import guangyun
+
+    try:
+        gy = guangyun.load()
+    except SourceMissing as e:
+        pytest.skip(f"tshet-uinh not installed: {e}")
+    assert "風" in gy.forms_of("飌")
+    for r in rows["phonetic_radical"]:
+        target = re.search(r"「(.)」", r["question"]).group(1)
+        for o in (r[L] for L in LETTERS):
+            alike = o in unihan.variants(target) or target in unihan.variants(o) or o in gy.forms_of(target) or target in gy.forms_of(o)
+            assert not alike, (r["id"], o)
