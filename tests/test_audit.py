@@ -449,3 +449,23 @@ def test_changelog_prose_is_read_from_records_and_a_bad_line_is_named(tmp_path):
         good.write_text(bad, encoding="utf-8")
         with pytest.raises(DataError, match=f"CHANGELOG.md, row {line}:"):
             read_changelog(good)
+
+
+def test_trim_to_bound_leaves_out_the_fewest_and_keeps_the_dev_keys():
+    """debias.trim_to_bound: twenty items share one option set; 甲乙丙 is the key of 12 (60%: every rule that picks
+    it, `longest` first, is above 30%), the others of 8. Leaving out the fewest items that bring it to 30% takes 9
+    of the 12 (3 of 11 left), never a kept key."""
+    from ancientbench.builders.common import Candidate
+    from ancientbench.builders.debias import trim_to_bound
+
+    options = ["甲乙丙", "乙", "丙丁", "戊己"]
+    keys = [0] * 12 + [1, 2, 3, 1, 2, 3, 1, 2]
+    cands = [Candidate(key=f"k{i}", question=f"下列哪個字最適合填入「天{i}＿」的空格？", answer=options[k],
+                       distractors=tuple(o for o in options if o != options[k]), source="t", citation="")
+             for i, k in enumerate(keys)]
+    kept, n = trim_to_bound("cloze", cands, FREQ, bound=0.30, keep=frozenset({"k11"}))  # the one it would drop first
+    longest = sum(c.answer == "甲乙丙" for c in kept)
+    assert (n, len(kept), longest) == (9, 11, 3) and "k11" in {c.key for c in kept}
+    assert S.accuracies([{"question": c.question, "A": c.answer, "B": c.distractors[0], "C": c.distractors[1],
+                          "D": c.distractors[2], "answer": "A", "task": "cloze"} for c in kept],
+                        S.Context(FREQ), ["longest"])["longest"] <= 0.30

@@ -190,9 +190,7 @@ def test_loan_pairs_agree_with_phonology(entries):
 
 
 def test_phonetic_loan_questions(entries):
-    from ancientbench.builders.phonetic_loan import question
-
-    from ancientbench.builders.phonetic_loan import to_one_script
+    from ancientbench.builders.phonetic_loan import question, to_one_script
 
     by_key = {e.key: e for e in to_one_script(entries["phonetic_loan"])}  # items are traditional throughout
     assert question(by_key["lunyu-xueer-yue"]) == "「學而時習之，不亦說乎？」中的「說」通哪個字？"

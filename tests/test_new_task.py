@@ -24,7 +24,8 @@ ROW = ('    Task("toy_pairs", "對偶", "Toy Pairs", "context", "generated", min
        '         option_note="four candidate characters to follow a hidden one"),\n')
 BUILDER = textwrap.dedent('''
     """Builder of the toy ``toy_pairs`` config: a character paired with another by a seeded draw (plumbing, not
-    knowledge: the key is as arbitrary as its distractors, so every knowledge-free strategy stays at chance)."""
+    knowledge: each drawn four characters make four items, each of them the key once, so a rule that reads the
+    options alone is at 25% exactly and one that reads the question too stays near chance)."""
 
     from __future__ import annotations
 
@@ -39,12 +40,14 @@ BUILDER = textwrap.dedent('''
         rng = task_rng(TASK, ctx.seed)
         chars = sorted(set(TEXT))
         cands = []
-        for k in range(400):
-            head = TEXT[k % len(TEXT)]
-            answer, *others = rng.sample([c for c in chars if c != head], 4)
-            cands.append(Candidate(key=f"{k:03d}", question=f"下列哪個字與「{head}」配對（第{k}題）？",
-                                   answer=answer, distractors=tuple(others), source="team-written (test)",
-                                   citation=f"toy {k}"))
+        for q in range(100):
+            heads = [TEXT[(4 * q + j) % len(TEXT)] for j in range(4)]
+            four = rng.sample([c for c in chars if c not in heads], 4)
+            for j, head in enumerate(heads):
+                k = 4 * q + j
+                cands.append(Candidate(key=f"{k:03d}", question=f"下列哪個字與「{head}」配對（第{k}題）？",
+                                       answer=four[j], distractors=tuple(c for c in four if c != four[j]),
+                                       source="team-written (test)", citation=f"toy {k}"))
         dev, test = split_dev_test(TASK, cands, tuple(f"{k:03d}" for k in range(5)), ctx.seed)
         return BuildResult(TASK, test, dev, candidates=len(cands))
 ''').lstrip()

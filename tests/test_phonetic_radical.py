@@ -11,10 +11,10 @@ from ancientbench import DATASET_PATH
 from ancientbench.builders import BuildContext
 from ancientbench.schema import load_split, split_file
 from ancientbench.sources import SourceMissing
-from ancientbench.tasks import LETTERS
+from ancientbench.tasks import LETTERS, get_task
 
 SOURCES = Path(__file__).resolve().parents[1] / ".sources"
-MIN_TEST = 700  # the shortcut bounds cost most of the pool (2.3.0: 713): see docs/glyph-tasks.md
+MIN_TEST = get_task("phonetic_radical").min_test  # the bounds cost most of the pool (2.4.0: 680): docs/glyph-tasks.md
 
 
 @pytest.fixture(scope="module")

@@ -188,7 +188,7 @@ def reading_note(g, ch: str, r) -> str:
 
 
 def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_keys: tuple[str, ...] = DEV_KEYS,
-               max_items: int = MAX_ITEMS) -> BuildResult:
+               max_items: int = MAX_ITEMS, trim: float | None = TRIM_BOUND) -> BuildResult:
     """Build the task over ``targets`` (default: every known character); see the module docstring."""
     from ..quality.strategies import syllables, toneless
     from ..sources.classics import fold
@@ -269,8 +269,9 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
             )
         )
     # the greedy choice leaves a strategy a little above the bound where pools run short: the fewest items go
-    cands, trimmed = trim_to_bound(TASK, cands, src.audit_freq, bound=TRIM_BOUND, keep=frozenset(dev_keys))
-    dropped["left_out_to_keep_every_shortcut_strategy_within_the_bound"] += trimmed
+    if trim is not None:
+        cands, trimmed = trim_to_bound(TASK, cands, src.audit_freq, bound=trim, keep=frozenset(dev_keys))
+        dropped["left_out_to_keep_every_shortcut_strategy_within_the_bound"] += trimmed
     dev, test = split_dev_test(TASK, cands, dev_keys, seed)
     return BuildResult(TASK, test=test, dev=dev, dropped=dropped, candidates=considered)
 
