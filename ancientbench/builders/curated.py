@@ -249,15 +249,16 @@ def in_script(text_traditional: str, script: str) -> str:
 
 def script_fixes(task: str, directory: str | Path | None = None) -> tuple[Path, dict[tuple[str, str], list[tuple[int, str, str, int]]]]:
     """``<task>_script.tsv`` beside the task's file: the reviewed corrections of the converter's output,
-    {(key, field): [(position, converted, correct, line)]} (fields: context, answer, loan, distractor1..3)."""
+    {(key, field): [(position, converted, correct, line)]} (fields: context, answer, loan, distractor1..3,
+    citation; an empty ``correct`` deletes the character, a stray space in the source text)."""
     path = curated_path(task, directory).with_name(f"{task}_script.tsv")
     out: dict = {}
     lines = record(path).read_text(encoding="utf-8").splitlines()
     for n, line in enumerate(lines[1:], start=2):
         cells = line.split("\t")
-        if len(cells) != 6 or not cells[2].isdigit() or len(cells[3]) != 1 or len(cells[4]) != 1:
-            raise DataError(path, n, "fix", "expected key, field, position, converted character, correct character, "
-                            f"reason (tab-separated); got {line!r}")
+        if len(cells) != 6 or not cells[2].isdigit() or len(cells[3]) != 1 or len(cells[4]) > 1:
+            raise DataError(path, n, "fix", "expected key, field, position, converted character, correct character "
+                            f"(empty: delete it), reason (tab-separated); got {line!r}")
         out.setdefault((cells[0], cells[1]), []).append((int(cells[2]), cells[3], cells[4], n))
     return path, out
 
@@ -291,7 +292,7 @@ def one_script(task: str, entries, fields: dict[str, str], simplified, directory
             done = []
             for label, value in zip(labels, values):
                 chars = list(convert[kind](value) if converting else value)
-                for pos, was, right, line in fixes.get((e.key, label), ()):
+                for pos, was, right, line in fixes.get((e.key, label), ()):  # "" keeps its slot: positions never shift
                     if pos >= len(chars) or chars[pos] != was:
                         raise DataError(path, line, label, f"{e.key}: expected {was!r} at {pos} of the built {label}")
                     chars[pos] = right
