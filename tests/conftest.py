@@ -37,6 +37,17 @@ from support import (  # noqa: E402,F401  (re-exported for fixtures below)
 
 
 @pytest.fixture(scope="session")
+def unihan_db():
+    """The Unihan database (Debian unicode-data), or a skip naming what is missing."""
+    from ancientbench.sources import SourceMissing, unihan
+
+    try:
+        return unihan.load()
+    except SourceMissing as e:
+        pytest.skip(f"unicode-data not installed: {e}")
+
+
+@pytest.fixture(scope="session")
 def fixture_data(tmp_path_factory) -> Path:
     """A dataset folder in the shared schema: five tasks over all four competencies, 7 test + 5 dev items each."""
     return write_fixture_dataset(tmp_path_factory.mktemp("data"))

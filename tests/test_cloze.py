@@ -24,16 +24,6 @@ def corpus():
         pytest.skip(f"chinese-poetry not installed: {e}")
 
 
-@pytest.fixture(scope="module")
-def unihan_db():
-    from ancientbench.sources import unihan
-
-    try:
-        return unihan.load()
-    except SourceMissing as e:
-        pytest.skip(f"unicode-data not installed: {e}")
-
-
 def test_checker_rejects_attested_and_accepts_unattested(corpus):
     from ancientbench.builders.cloze import check_distractor, trigrams_with
 

@@ -19,21 +19,11 @@ def rows():
     return {t: read_config(DATASET_PATH, t, "test") + read_config(DATASET_PATH, t, "dev") for t in TASK_NAMES}
 
 
-@pytest.fixture(scope="module")
-def unihan():
-    from ancientbench.sources import unihan
-
-    try:
-        return unihan.load()
-    except SourceMissing as e:
-        pytest.skip(f"Unihan not installed: {e}")
-
-
-def test_every_item_is_written_in_traditional_script(rows, unihan):
+def test_every_item_is_written_in_traditional_script(rows, unihan_db):
     """No stem or option of any task holds a simplified-only character (Unihan: its traditional variants are
     other characters); 2.3.0 had 172 translation and 51 phonetic_loan items in simplified script."""
     found = [(r["id"], f, ch) for task in rows.values() for r in task for f in FIELDS for ch in r[f]
-             if unihan.is_simplified_only(ch)]
+             if unihan_db.is_simplified_only(ch)]
     assert not found, found[:10]
 
 
@@ -63,7 +53,7 @@ def test_explanations_name_the_reading_they_use(rows, task):
         assert e.count("釋義「") >= (2 if task == "homophone" else 1), r["id"]
 
 
-def test_no_phonetic_radical_target_is_a_written_form_of_an_option(rows, unihan):
+def test_no_phonetic_radical_target_is_a_written_form_of_an_option(rows, unihan_db):
     """飌 is 風's old form (廣韻: 古文): a target written like its key or a distractor is excluded."""
     from ancientbench.sources import guangyun
 
@@ -75,5 +65,6 @@ def test_no_phonetic_radical_target_is_a_written_form_of_an_option(rows, unihan)
     for r in rows["phonetic_radical"]:
         target = re.search(r"「(.)」", r["question"]).group(1)
         for o in (r[L] for L in LETTERS):
-            alike = o in unihan.variants(target) or target in unihan.variants(o) or o in gy.forms_of(target) or target in gy.forms_of(o)
+            alike = (o in unihan_db.variants(target) or target in unihan_db.variants(o) or o in gy.forms_of(target)
+                     or target in gy.forms_of(o))
             assert not alike, (r["id"], o)

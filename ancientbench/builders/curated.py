@@ -279,10 +279,11 @@ def one_script(task: str, entries, fields: dict[str, str], simplified, directory
 
     path, fixes = script_fixes(task, directory)
     convert = {"classical": to_traditional, "modern": _converter("s2tw").convert, "as written": lambda text: text}
+    fixed = {key for key, _ in fixes}
     out, used = [], set()
     for e in entries:
         converting = simplified(e)
-        if not converting and not any(key == e.key for key, _ in fixes):
+        if not converting and e.key not in fixed:
             out.append(e)
             continue
         data = dict(e.data)

@@ -115,6 +115,9 @@ def pick_balanced(
     return [b.choose(q, a, alts) for q, a, alts in items]
 
 
+TRIM_BOUND = 0.295  # the builders' margin under the audit's 30%: every per-item strategy at or below this when trimmed
+
+
 def trim_to_bound(task: str, cands: Sequence, freq: Frequencies, *, bound: float, keep: frozenset[str] = frozenset()):
     """After a greedy choice: drop candidates until every per-item strategy of
     :mod:`ancientbench.quality.strategies` (not the task-level recurrence ones, which the choice balanced from

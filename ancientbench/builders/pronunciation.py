@@ -37,13 +37,13 @@ from itertools import combinations
 from ..sources.guangyun import Reading, quoted_gloss
 from .charpool import Sources, load_sources
 from .common import BuildResult, Candidate, split_dev_test, task_rng
+from .debias import TRIM_BOUND
 
 TASK = "pronunciation"
 TEMPLATE = "《廣韻》中「{char}」字的反切是？"
 DEV_KEYS = ("而", "子", "天", "我", "之")
 MAX_ITEMS = 3505
 POOL_SIZE = 7
-TRIM_BOUND = 0.295  # every per-item strategy at or below this over the built items (the audit bound is 0.30)
 MAX_ALTERNATIVES = 35
 MAX_OPTION_USES = 4  # no 反切 is an option (key or distractor) of more than four items: keys recur as little as distractors
 WEIGHTS = {"most_frequent_option": 3.0, "least_frequent_option": 3.0,  # recurrence is only known at the end

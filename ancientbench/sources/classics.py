@@ -415,14 +415,23 @@ def corrections() -> tuple[Correction, ...]:
     return tuple(out)
 
 
-def corrected(book: str, chapter_no: int, k: int, para: str) -> str:
-    """One paragraph with its applied corrections; a correction whose context is not found once raises."""
+def applied_by_place() -> dict[tuple[str, int, int], list[Correction]]:
+    """The corrections decided ``correct``, by place (book, chapter, paragraph)."""
+    out: dict[tuple[str, int, int], list[Correction]] = {}
     for c in corrections():
-        if c.decision == "correct" and (c.book, c.chapter, c.paragraph) == (book, chapter_no, k):
-            if para.count(c.context) != 1:
-                raise ValueError(f"{CORRECTIONS_FILE}: {c.book} {c.chapter}.{c.paragraph}: context {c.context!r} "
-                                 f"occurs {para.count(c.context)} times in the paragraph, not once")
-            para = para.replace(c.context, c.corrected)
+        if c.decision == "correct":
+            out.setdefault((c.book, c.chapter, c.paragraph), []).append(c)
+    return out
+
+
+def corrected(book: str, chapter_no: int, k: int, para: str, applied: dict | None = None) -> str:
+    """One paragraph with its applied corrections (``applied``: :func:`applied_by_place`, built once by a caller
+    that corrects every paragraph); a correction whose context is not found once raises."""
+    for c in (applied_by_place() if applied is None else applied).get((book, chapter_no, k), ()):
+        if para.count(c.context) != 1:
+            raise ValueError(f"{CORRECTIONS_FILE}: {c.book} {c.chapter}.{c.paragraph}: context {c.context!r} "
+                             f"occurs {para.count(c.context)} times in the paragraph, not once")
+        para = para.replace(c.context, c.corrected)
     return para
 
 
@@ -430,13 +439,14 @@ def corrected(book: str, chapter_no: int, k: int, para: str) -> str:
 def load_corpus(sources_dir: str | Path) -> Corpus:
     """Read and normalise the seven classics (cached per sources folder)."""
     dist = corpus_root(sources_dir)
+    applied = applied_by_place()
     raw: list[tuple[Book, str, int, int, str, str]] = []
     for book in BOOKS:
         data = json.loads((dist / book.path).read_text(encoding="utf-8"))
         for chapter_no, (chapter, paragraphs, note) in enumerate(_chapters(book, data), start=1):
             chapter_t = to_traditional(chapter) if book.script == "simplified" else chapter
             for k, para in enumerate(paragraphs, start=1):
-                para = unicodedata.normalize("NFC", corrected(book.key, chapter_no, k, para.strip()))
+                para = unicodedata.normalize("NFC", corrected(book.key, chapter_no, k, para.strip(), applied))
                 if han_only(para):
                     raw.append((book, chapter_t, chapter_no, k, para, note))
     ambiguous = frozenset(one_to_many())
