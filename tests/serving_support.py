@@ -129,7 +129,8 @@ class StubServer:
     ``scorer(text, chat)`` gives the next-token candidates; the server lists the best ``top_logprobs`` (chat)
     or ``logprobs`` (completions) of them, as real servers do. ``generate(text, chat)`` returns ``(reasoning
     or None, content)`` for requests with more than one token. ``fail_first``: HTTP statuses to answer the
-    first requests with (e.g. ``[429, 503]``). ``delay``: seconds each completion request takes.
+    first requests with (e.g. ``[429, 503]``). ``delay``: seconds each completion request takes. ``gather``: completion
+    requests wait (up to a minute) until that many have been in flight at once - concurrency shown without a clock.
     ``mangle(path, payload)``: rewrites every 200 answer, returning a payload or ``(bytes, content type)`` -
     a server that answers malformed responses.
     """
@@ -137,7 +138,7 @@ class StubServer:
     def __init__(self, model: str, scorer: Callable[[str, bool], Candidates] | None = None, *,
                  generate: Callable[[str, bool], tuple[str | None, str]] | None = None,
                  fail_first: Sequence[int] = (), delay: float = 0.0, logprobs: bool = True,
-                 mangle: Callable[[str, dict], dict | tuple[bytes, str]] | None = None):
+                 mangle: Callable[[str, dict], dict | tuple[bytes, str]] | None = None, gather: int = 0):
         self.model = model
         self.mangle = mangle
         self.scorer = scorer
@@ -149,6 +150,8 @@ class StubServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
+        self.gather = gather
+        self._changed = threading.Condition(self._lock)  # notified whenever in_flight changes
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
@@ -261,6 +264,7 @@ class StubServer:
                     status = stub.fail_first.pop(0) if stub.fail_first else None
                     stub.in_flight += 1
                     stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
+                    stub._changed.notify_all()
                 try:
                     if status is not None:
                         self._send(status, {"error": {"message": f"stub error {status}", "type": "stub", "code": status}},
@@ -274,10 +278,14 @@ class StubServer:
                         return
                     if stub.delay:
                         time.sleep(stub.delay)
+                    if stub.gather:
+                        with stub._lock:
+                            stub._changed.wait_for(lambda: stub.max_in_flight >= stub.gather, timeout=60)
                     self._send(200, stub.completion(body))
                 finally:
                     with stub._lock:
                         stub.in_flight -= 1
+                        stub._changed.notify_all()
 
         return Handler
 

@@ -5,7 +5,6 @@ serve`` process (generate mode; its lack of logprobs is a clear error in letter 
 from __future__ import annotations
 
 import math
-import time
 
 import pytest
 
@@ -139,20 +138,17 @@ def test_invalid_request_is_an_item_error(tiny_folder, scorer):
         assert results[1].error is None
 
 
-def test_concurrency_is_bounded_and_faster(tiny_folder, scorer):
+def test_concurrency_is_bounded_and_used(tiny_folder, scorer):
     reqs = [LetterRequest(p, LETTERS) for p in _prompts(8)]
-    with StubServer(str(tiny_folder), scorer, delay=0.2) as server:
-        t0 = time.perf_counter()
+    with StubServer(str(tiny_folder), scorer) as server:
         seq = _backend(server, concurrency=1).letter_logprobs(reqs)
-        t_seq = time.perf_counter() - t0
         assert server.max_in_flight == 1
-        server.max_in_flight = 0
-        t0 = time.perf_counter()
+        # requests wait at the server until four have been in flight at once: only a client that really sends four at
+        # once gets past the gate before its minute runs out (no clock decides the outcome, so load cannot flip it)
+        server.max_in_flight, server.gather = 0, 4
         par = _backend(server, concurrency=4).letter_logprobs(reqs)
-        t_par = time.perf_counter() - t0
         assert server.max_in_flight == 4
     assert [r.logprobs for r in par] == [r.logprobs for r in seq]  # results in request order
-    assert t_par < t_seq / 2
 
 
 def test_setup_errors_are_clear(tiny_folder, scorer, monkeypatch):
