@@ -212,6 +212,26 @@ def test_registry_and_help_list_backends_and_modes(capsys):
         assert word in out
 
 
+def test_the_registry_refuses_collisions_and_non_backends(monkeypatch):
+    from ancientbench.backends import base
+
+    monkeypatch.setattr(base, "BACKENDS", dict(base.BACKENDS))
+    monkeypatch.setattr(base, "_loaded", dict(base._loaded))
+    register_backend("scripted", Scripted)
+    register_backend("scripted", Scripted)  # the same target again changes nothing
+    with pytest.raises(BackendError, match="'hf' is taken by ancientbench.backends.hf:HFBackend; pass replace=True"):
+        register_backend("hf", Scripted)
+    assert get_backend("hf") is HFBackend
+    register_backend("scripted", "ancientbench.backends.hf:HFBackend", replace=True)
+    assert get_backend("scripted") is HFBackend
+    for bad in (dict, "no-colon", object()):
+        with pytest.raises(BackendError, match="not a Backend subclass|not 'module:Class'"):
+            register_backend("bad", bad)
+    register_backend("points-at-a-function", "ancientbench.backends.base:register_backend")
+    with pytest.raises(BackendError, match="is not a Backend subclass"):
+        get_backend("points-at-a-function")
+
+
 def test_log_samples_adds_the_prompt_in_letter_mode(tiny_qwen2, fixture_data, fixture_items):
     res = evaluate_model(tiny_qwen2.model, tiny_qwen2.tokenizer, data=fixture_data, tasks=["cloze"], shots=2,
                          log_samples=True, progress=False)[2]

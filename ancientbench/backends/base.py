@@ -266,14 +266,28 @@ BACKEND_HELP: dict[str, str] = {
 _loaded: dict[str, type[Backend]] = {}
 
 
-def register_backend(name: str, target: str | type[Backend], help: str = "") -> None:
-    """Register a backend class (or ``"module:Class"``) under ``name``, replacing any earlier one."""
+def register_backend(name: str, target: str | type[Backend], help: str = "", *, replace: bool = False) -> None:
+    """Register a backend class (or ``"module:Class"``) under ``name``.
+
+    A name already taken by another target is refused unless ``replace=True`` (registering the same target again
+    changes nothing); a class that does not implement :class:`Backend` is refused.
+    """
     if isinstance(target, str):
-        BACKENDS[name] = target
+        if not all(target.partition(":")[::2]):
+            raise BackendError(f"register_backend({name!r}): target {target!r} is not 'module:Class'")
+        spec, cls = target, None
+    elif isinstance(target, type) and issubclass(target, Backend):
+        spec, cls = f"{target.__module__}:{target.__qualname__}", target
+    else:
+        raise BackendError(f"register_backend({name!r}): {target!r} is not a Backend subclass")
+    taken = BACKENDS.get(name)
+    if taken is not None and taken != spec and not replace:
+        raise BackendError(f"backend name {name!r} is taken by {taken}; pass replace=True to replace it")
+    BACKENDS[name] = spec
+    if cls is None:
         _loaded.pop(name, None)
     else:
-        BACKENDS[name] = f"{target.__module__}:{target.__qualname__}"
-        _loaded[name] = target
+        _loaded[name] = cls
     if help:
         BACKEND_HELP[name] = help
 
@@ -291,7 +305,9 @@ def get_backend(name: str) -> type[Backend]:
         module = importlib.import_module(module_name)
     except ImportError as err:
         raise BackendError(f"backend {name!r} is not available: {err}") from err
-    cls = getattr(module, attr)
+    cls = getattr(module, attr, None)
+    if not (isinstance(cls, type) and issubclass(cls, Backend)):
+        raise BackendError(f"backend {name!r}: {target} is not a Backend subclass")
     _loaded[name] = cls
     return cls
 
