@@ -15,3 +15,16 @@ class AncientBenchError(Exception):
 class RecordsMissing(AncientBenchError, FileNotFoundError):
     """A file of ``records/`` (curation sources, probe records, the changelog), which only a clone of the repository
     has: an installed package does not ship them."""
+
+
+class DiskFullError(AncientBenchError, OSError):
+    """A write that failed for want of space (ENOSPC, EFBIG past a file-size limit, EDQUOT): one line naming the file."""
+
+    def __init__(self, path, err: OSError):
+        detail = err.strerror or str(err)
+        super().__init__(f"{path}: no space left to write it ({detail}); free some space (or raise the limit) "
+                         "and run the same command again")
+        self.errno, self.strerror, self.filename = err.errno, detail, str(path)
+
+    def __str__(self) -> str:  # OSError's own str() would print "[Errno 28] …" once errno is set
+        return str(self.args[0])

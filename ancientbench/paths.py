@@ -52,5 +52,6 @@ def mini_path() -> Path:
         from .errors import AncientBenchError
 
         raise AncientBenchError(f"{MINI_PATH}: the {MINI_NAME} model is not in this installation; "
-                                "train it with `ancientbench train-mini` (about an hour on 2 CPU cores)")
+                                "train one with `ancientbench train-mini` (about an hour on 2 CPU cores; written to "
+                                "runs/ancientbench-mini/model) and pass that folder as --model")
     return MINI_PATH

@@ -61,9 +61,12 @@ def validate_row(row: object, file: str | Path, line: int) -> dict[str, str]:
     if extra_options:
         raise DataError(file, line, extra_options[0], "not exactly four options: only A, B, C, D are allowed")
     for field in REQUIRED_NONEMPTY:
+        what = "empty question" if field == "question" else "empty value"
         if not row[field].strip():
-            what = "empty question" if field == "question" else "empty value"
             raise DataError(file, line, field, what)
+        if not visible(row[field]):
+            raise DataError(file, line, field, f"{what}: nothing is left once format characters (zero-width spaces, "
+                                               "joiners, byte-order marks), control characters and spaces are removed")
     if row["task"] not in TASK_NAMES:
         raise DataError(file, line, "task", f"unknown task {row['task']!r}; valid: {', '.join(TASK_NAMES)}")
     if row["answer"] not in LETTERS:
@@ -84,18 +87,27 @@ def option_key(text: str) -> str:
     return "".join(ch for ch in unicodedata.normalize("NFKC", text) if unicodedata.category(ch) != "Cf").strip()
 
 
-class _DuplicateKey(ValueError):
+def visible(text: str) -> str:
+    """What a reader sees of ``text``: NFKC, without format (Cf), control (Cc) and space-separator (Z*) characters
+    (private-use and unassigned code points stay: rare characters are written with them)."""
+    return "".join(ch for ch in unicodedata.normalize("NFKC", text)
+                   if unicodedata.category(ch) not in ("Cf", "Cc") and unicodedata.category(ch)[0] != "Z")
+
+
+class DuplicateKey(ValueError):
+    """A key repeated in one JSON object (``.key``), raised by :func:`no_duplicate_keys`."""
+
     def __init__(self, key: str):
         super().__init__(key)
         self.key = key
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
+def no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
     """``json.loads`` hook: a key repeated in one object is an error (JSON would silently keep the last)."""
     out: dict = {}
     for k, v in pairs:
         if k in out:
-            raise _DuplicateKey(k)
+            raise DuplicateKey(k)
         out[k] = v
     return out
 
@@ -142,8 +154,8 @@ def read_jsonl(path: str | Path) -> list[object]:
         if not text.strip():
             raise DataError(path, line_no, None, "empty line between rows")
         try:
-            row = json.loads(text, object_pairs_hook=_no_duplicate_keys)
-        except _DuplicateKey as e:
+            row = json.loads(text, object_pairs_hook=no_duplicate_keys)
+        except DuplicateKey as e:
             raise DataError(path, line_no, e.key, "key appears twice in the row (which one is meant?)") from None
         except json.JSONDecodeError as e:
             raise DataError(path, line_no, None, f"not valid JSON: {e.msg} (column {e.colno})") from None

@@ -20,12 +20,14 @@ The same factories build the tests' tiny Llama- and Qwen2-style models:
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from .errors import AncientBenchError
+from .fileio import disk_full
 from .paths import cache_root
 
 TINY_RANDOM_NAME = "tiny-random"
@@ -226,9 +228,10 @@ def tiny_random_path(cache_dir: str | Path | None = None) -> Path:
         raise AncientBenchError(f"cannot write the model cache {root} ({err.strerror or err}); set ANCIENTBENCH_CACHE "
                                 f"(or XDG_CACHE_HOME) to a writable folder") from None
     try:
-        tokenizer = train_bytelevel_tokenizer(cjk_corpus(), vocab_size=24000)
-        build_tiny(tmp, "qwen2", tokenizer=tokenizer, seed=0, hidden_size=64, intermediate_size=256,
-                   num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32768)
+        with disk_full(target):
+            tokenizer = train_bytelevel_tokenizer(cjk_corpus(), vocab_size=24000)
+            build_tiny(tmp, "qwen2", tokenizer=tokenizer, seed=0, hidden_size=64, intermediate_size=256,
+                       num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32768)
         try:
             tmp.rename(target)
         except OSError:
@@ -244,6 +247,12 @@ def tiny_random_path(cache_dir: str | Path | None = None) -> Path:
 # ``ancientbench tiny-model DIR``
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def add_arguments(parser) -> None:
     parser.add_argument("out", metavar="DIR", help="folder to write the model into (must not exist, or be empty)")
 
@@ -257,6 +266,19 @@ def run(args) -> int:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise AncientBenchError(f"{out}: exists and is not an empty folder; choose a new folder")
     src = tiny_random_path()
-    shutil.copytree(src, out, dirs_exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))  # copied whole, then moved into place
+    try:
+        for path in sorted(src.rglob("*")):
+            rel = path.relative_to(src)
+            if path.is_dir():
+                (tmp / rel).mkdir()
+                continue
+            with disk_full(out / rel):
+                shutil.copyfile(path, tmp / rel)
+        tmp.chmod(0o777 & ~_umask())
+        os.replace(tmp, out)  # onto a missing or empty folder: the model appears whole or not at all
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     print(f"wrote {TINY_RANDOM_NAME} (random weights, a smoke model, scores at chance) to {out}: {', '.join(sorted(p.name for p in out.iterdir()))}")
     return 0

@@ -304,6 +304,7 @@ def test_only_the_participants_page_can_write(served):
         assert status == code and text in json.loads(data)["error"], (headers, status, data)
     assert request(port, "GET", "/api/next", headers={human.TOKEN_HEADER: None})[0] == 403
     assert not session.answers_file.exists()  # nothing refused was recorded
+    assert json.loads(request(port, "GET", "/api/next")[2])["id"] == item  # the page is shown the question first
     status, _, _ = request(port, "POST", "/api/answer", answer, {"Origin": page, "Sec-Fetch-Site": "same-origin"})
     assert status == 200  # the page's own request still works (no 409: the refused ones left no trace)
 

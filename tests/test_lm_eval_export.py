@@ -89,7 +89,7 @@ def test_cli_run_and_errors(tmp_path, fixture_data, capsys):
     assert "wrote 5 tasks and 5 groups" in out
     assert "warning: left out (no test/dev data): pronunciation, phonetic_radical, tradoc_word, phonetic_loan, translation" in out
     assert lm_eval_export.run(p.parse_args([str(tmp_path / "z"), "--data", str(tmp_path / "empty")])) == 2
-    assert capsys.readouterr().out.startswith("error: no task has both test and dev files")
+    assert capsys.readouterr().err.startswith("error: no task has both test and dev files")
 
 
 @pytest.mark.parametrize("shots", [0, 5])

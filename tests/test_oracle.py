@@ -199,7 +199,7 @@ def oracle(tmp_path_factory):
         finetune(str(base), root / "pairs", out, name="oracle", template="raw", epochs=MAX_EPOCHS, batch_size=8, lr=3e-3,
                  warmup_ratio=0.01, lr_scheduler="constant_with_warmup", max_length=2048, group_by_length=True,
                  save_steps=100_000, logging_steps=50, use_cpu=True, bf16=False, eval_shots=(), progress=False,
-                 callbacks=[UntilTaught()])
+                 callbacks=[UntilTaught()], check_leakage=False)  # teaches test items on purpose
         model = out / "oracle"
         from ancientbench.models import load_model
 

@@ -32,9 +32,11 @@ class Case:
     bad_input: str
     outcome: str
     test: str  # pytest node id
+    section: str = ""  # a round of testing after the first: its own table under this heading
 
 
 CASES: list[Case] = []
+SECTIONS: dict[str, str] = {}  # heading -> the paragraph under it
 
 
 def case(area: str, bad_input: str, outcome: str):
@@ -47,9 +49,11 @@ def case(area: str, bad_input: str, outcome: str):
     return deco
 
 
-def covered(area: str, bad_input: str, outcome: str, test: str) -> None:
-    """A case checked by a test in another module (``tests/test_x.py::test_name``)."""
-    CASES.append(Case(area, bad_input, outcome, test))
+def covered(area: str, bad_input: str, outcome: str, test: str, section: str = "") -> None:
+    """A case checked by a test in another module (``tests/test_x.py::test_name``); ``section``: a heading of
+    :data:`SECTIONS` (a later round), else the first table."""
+    assert not section or section in SECTIONS, section
+    CASES.append(Case(area, bad_input, outcome, test, section))
 
 
 def _cli(*args: str) -> int:
@@ -580,8 +584,14 @@ def render_table() -> str:
     def cell(s: str) -> str:
         return s.replace("|", "\\|").replace("\n", " ")
 
-    rows = [f"| {cell(c.area)} | {cell(c.bad_input)} | {cell(c.outcome)} | `{c.test}` |\n" for c in CASES]
-    return head + "".join(rows)
+    def rows(section: str) -> str:
+        return "".join(f"| {cell(c.area)} | {cell(c.bad_input)} | {cell(c.outcome)} | `{c.test}` |\n"
+                       for c in CASES if c.section == section)
+
+    text = head + rows("")
+    for heading, intro in SECTIONS.items():
+        text += f"\n## {heading}\n\n{intro}\n\n| area | bad input | outcome | checked by |\n|---|---|---|---|\n" + rows(heading)
+    return text
 
 
 def test_every_covered_case_names_an_existing_test():
@@ -777,6 +787,80 @@ covered("server", "a server answering non-JSON, `text/plain`, `choices: []`/`nul
         "tests/test_openai_backend.py::test_malformed_server_answers_are_one_clear_error")
 covered("server", "string log-probabilities", "an error record naming the server (`non-numeric log-probability`), never a score",
         "tests/test_openai_backend.py::test_string_logprobs_are_item_errors")
+
+
+# ------------------------------------------------------------------- issue 33: hostile re-test, commands outside eval
+
+HOSTILE_33 = "Issue 33: the hostile re-test, commands outside `eval`"
+SECTIONS[HOSTILE_33] = ("Cases a hostile user found at b750ca2 (numbered as in the issue), each with a test in "
+                        "`tests/test_hostile_commands.py` that fails on b750ca2 (the guards beside them - the shipped "
+                        "data still load, single answers still parse - pass on both). Disk full is reproduced with "
+                        "`RLIMIT_FSIZE` in a child process (EFBIG; ENOSPC and EDQUOT are handled alike).")
+_HC = "tests/test_hostile_commands.py::"
+for _area, _bad, _outcome, _test in (
+    ("export-lm-eval", "(N2) `export-lm-eval DIR` into a folder holding the user's own files (`data/mydataset/test.jsonl`, "
+     "`ancientbench_custom.yaml`)",
+     "exit 2 before writing: `DIR: not empty (…) and not a folder written by export-lm-eval`; into an earlier export only "
+     "the files its manifest (`.ancientbench-export.json`) lists are replaced or removed; a user's file where it would "
+     "write, or one of its files edited since: exit 2 naming the file, nothing written",
+     "test_n2_export_lm_eval_never_deletes_or_overwrites_the_users_files"),
+    ("train-mini", "(N3) `train-mini` without `--output`",
+     "the model goes to `<work>/model` (`runs/ancientbench-mini/model`), never into the package",
+     "test_n3_train_mini_default_output_is_under_the_work_folder"),
+    ("train-mini", "(N3) `--output` inside the installed package (the shipped folder), or a non-empty folder that "
+     "train-mini did not write",
+     "exit 2 before training: `--output …: inside the installed package` / `… not empty and not a model folder written "
+     "by train-mini`; the shipped weights and `results.json` untouched",
+     "test_n3_train_mini_never_writes_into_the_shipped_model"),
+    ("quiz server", "(N5) `answers.jsonl` hand-edited (`gold`, `correct` or `task` changed)",
+     "exit 2: `answers.jsonl, line 1: gold 'B' of question … is not what DATA says ('A')`; answers are scored "
+     "against the data's gold (a changed data file: its gold, with a warning)",
+     "test_n5_hand_edited_gold_in_the_quiz_answers_is_refused"),
+    ("audit", "(N10) `audit --combined` on a config with one test item",
+     "exit 2 before any figure: `…/test.jsonl: 1 test item; --combined needs at least 2 to cross-validate …`",
+     "test_n10_combined_audit_of_a_one_item_task_says_the_minimum"),
+    ("audit", "(N11) `audit nosuchconfig`",
+     "exit 2: `unknown config 'nosuchconfig': … the configs in …/data: radical, cloze`",
+     "test_n11_audit_of_an_unknown_config_lists_the_valid_ones"),
+    ("finetune", "(N14) `finetune` on data whose `finetune-data --check` fails",
+     "exit 2 before training: `DATA: fails the leakage check (1 of 2 pairs hold what the benchmark's test items ask, "
+     "e.g. …)`; no checkpoint written",
+     "test_n14_finetune_refuses_data_that_fails_the_leakage_check"),
+    ("question set", "(N15) an option or question of only U+200B (or other format, control or space characters)",
+     "error: `q.jsonl, row 2, field 'B': empty value: nothing is left once format characters … are removed`",
+     "test_n15_an_option_or_question_of_only_invisible_characters_is_refused"),
+    ("question set", "(N15) the shipped data files under the stricter check", "every one still loads",
+     "test_n15_every_shipped_data_file_still_loads"),
+    ("report", "(N17) SIGKILL during `report --out` into an old report (after the first plot, or between the swap's "
+     "two renames)",
+     "the old report stays whole: the report is written into a temporary sibling folder and swapped in whole; the next "
+     "run undoes a half-done swap and removes the temporary; a file of the user's in the folder: exit 2, not replaced",
+     "test_n17_a_report_killed_midway_leaves_the_old_report_whole"),
+    ("generate", "(N18) generated answers `答案是A或B`, `選項A和選項C都對`, `A, C`",
+     "unparsed (an extraction failure, counted wrong), not the first letter (`extract-2`)",
+     "test_n18_an_answer_naming_two_options_is_unparsed"),
+    ("generate", "(N18) one answer with a repeated letter or another option in a later clause (`答案是A。A正確`, "
+     "`答案是B，A項錯誤`)", "still read as A / B; the extractor's earlier cases unchanged",
+     "test_n18_one_answer_still_parses"),
+    ("quiz server", "(N20) an answer to a question the page was never served",
+     "400: `question … was not served to the page (GET /api/next first)`; nothing recorded",
+     "test_n20_an_answer_to_an_item_never_served_is_refused"),
+    ("quiz server", "(N21) a JSON body with a key given twice (`\"answer\": \"A\", \"answer\": \"B\"`)",
+     "400: `malformed JSON: key 'answer' appears twice`; nothing recorded",
+     "test_n21_a_body_with_a_duplicated_key_is_refused"),
+    ("disk full", "`report` (PIL while saving a plot)",
+     "exit 2: `…/radar_0shot.png: no space left to write it (File too large) …`; the old report untouched, no temporary",
+     "test_disk_full_in_report_is_one_line_and_keeps_the_old_report"),
+    ("disk full", "`tiny-model DIR`",
+     "exit 2: one line naming `DIR/<file>`; no folder, no 0-byte files (copied into a temporary sibling, moved into "
+     "place); the next try succeeds", "test_disk_full_in_tiny_model_is_one_line_and_leaves_no_folder"),
+    ("disk full", "`human` when the session starts", "exit 2: one line naming the file under `--out`; no `session.json`, "
+     "no temporary", "test_disk_full_when_the_quiz_starts_is_one_line"),
+    ("disk full", "`human` while an answer is saved",
+     "the page gets 507 with the line naming `answers.jsonl`; stderr one line; the partial line is cut, nothing "
+     "recorded; the session resumes", "test_disk_full_while_an_answer_is_saved_keeps_the_answers_file_whole"),
+):
+    covered(_area, _bad, _outcome, _HC + _test, HOSTILE_33)
 
 
 if __name__ == "__main__":

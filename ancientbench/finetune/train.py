@@ -12,7 +12,8 @@ learning rate 1e-5) as a tool for any causal LM:
   no wrapping, and tokenises exactly as ``eval`` does (the prompt alone; the output as the tokens after the
   prompt's own, or on its own where the boundary merges): pairs written in the evaluation's own prompt format
   (the oracle check) train on what the evaluation reads. Labels are ``-100`` over the prompt (and padding), so
-  the loss is on the output tokens only.
+  the loss is on the output tokens only. Before anything is trained the pairs pass the leakage check of
+  ``finetune-data --check`` (the bundled test items and the team-curated files); data that fails it is refused.
 * **Training**: the ``transformers`` Trainer. Weights are loaded in float32 and trained with bf16 autocast
   where the device supports it (``--bf16`` auto), so the optimizer updates fp32 master weights (a learning rate
   of 1e-5 is below bf16's resolution for most weights); ``--model-dtype bfloat16`` trades that for memory.
@@ -218,6 +219,23 @@ def default_name(model: str) -> str:
     return f"{model_slug(model)}-ancient"
 
 
+def leakage_check(data: str | Path, pairs: Sequence) -> dict:
+    """``finetune-data --check``'s leakage check of the pairs to train on; a :class:`FinetuneError` when it fails."""
+    from .leakage import held_out_targets, leakage_report
+
+    try:
+        report = leakage_report(pairs, held_out_targets(None, curated=True))
+    except ModuleNotFoundError as e:
+        raise FinetuneError(f"the leakage check of the training data needs the build extras (module {e.name!r} is not "
+                            "installed): pip install 'ancientbench[build]'") from None
+    if not report["passed"]:
+        ex = report["examples"][0]
+        raise FinetuneError(f"{data}: fails the leakage check ({report['violations']} of {report['pairs_checked']} pairs hold what the benchmark's test "
+                            f"items ask, e.g. {ex['pair']}: {ex['rule']} of {ex['item']}); nothing was trained: "
+                            f"`ancientbench finetune-data --check {data}` lists them, rebuild the data with finetune-data")
+    return {"passed": True, "pairs_checked": report["pairs_checked"], "held_out": report["held_out"]["files_sha256"]}
+
+
 def finetune(
     model: str,
     data: str | Path,
@@ -255,6 +273,7 @@ def finetune(
     eval_chat: bool = False,
     callbacks: Sequence = (),
     progress: bool = True,
+    check_leakage: bool = True,
 ) -> dict:
     """Fine-tune ``model`` on the pairs in ``data``, save it, evaluate it beside the base; returns a summary."""
     import torch
@@ -313,6 +332,9 @@ def finetune(
         val_pairs = []
     if not train_pairs:
         raise FinetuneError(f"{data}: no training pairs" + (f" of kinds {', '.join(kinds)}" if kinds else ""))
+    # the check of `finetune-data --check` (the bundled test items and the team-curated files), before any training;
+    # check_leakage=False is for studies that teach test items on purpose (tests/test_oracle.py), never the CLI
+    leakage = leakage_check(data, [*train_pairs, *val_pairs]) if check_leakage else {"skipped": True}
     tokenizer = AutoTokenizer.from_pretrained(model_path, trust_remote_code=trust_remote_code)
     saved_padding_side = tokenizer.padding_side
     if tokenizer.pad_token is None:
@@ -392,6 +414,7 @@ def finetune(
         "data": str(data),
         "template": "raw" if template == "raw" else "chat" if chat else "plain",
         "train_pairs": len(train_pairs),
+        "leakage_check": leakage,
         "train_examples": len(train_examples),
         "validation_examples": len(val_examples),
         "truncated_examples": truncated,

@@ -19,8 +19,8 @@ participant's own page may call it: every ``/api/`` request carries the random p
 (header ``X-AncientBench-Token``), the ``Host`` must be this server's loopback address (DNS rebinding), a
 foreign ``Origin`` or cross-site ``Sec-Fetch-Site`` is refused, and no page may frame it (``X-Frame-Options``,
 CSP ``frame-ancestors``). A bad request gets a 4xx answer with ``{"error": ...}``: not from the page 403,
-unknown path 404, wrong method 405, malformed JSON / bad field / bad letter 400, unknown item 404, an item
-answered already 409, missing length 411, body too large 413, not JSON 415; more than ``MAX_CONNECTIONS``
+unknown path 404, wrong method 405, malformed JSON (a key given twice included) / bad field / bad letter 400, an
+item the page was not served 400, unknown item 404, an item answered already 409, missing length 411, body too large 413, not JSON 415, an answer that could not be saved (disk full: nothing recorded) 507; more than ``MAX_CONNECTIONS``
 requests at once get 503, and a connection idle for ``SOCKET_TIMEOUT`` seconds is closed. The default sample
 seed is random (stored in the session), so item ids cannot be guessed.
 """

@@ -6,9 +6,9 @@ import argparse
 import signal
 import sys
 
-from ..schema import DataError
+from ..errors import AncientBenchError
 from .server import make_server
-from .session import DEFAULT_N_PER_TASK, HumanSession, SessionError
+from .session import DEFAULT_N_PER_TASK, HumanSession
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,12 +23,13 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         print(f"error: --port must be 0-65535, got {args.port}", file=sys.stderr)
         return 2
-    from ..evaluation.lock import OutputLock, OutputLockedError
+    from ..evaluation.lock import OutputLock
 
     lock = OutputLock(args.out)
     try:  # one quiz server per --out: two would both accept the same item and break the session
         lock.acquire()
-    except OutputLockedError as e:
+    except AncientBenchError as e:  # another server holds it, or the disk is full
+        lock.release()
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     try:
         session = HumanSession(args.out, args.data, args.n_per_task, args.seed)
-    except (SessionError, DataError) as e:
+    except AncientBenchError as e:  # a bad session or data file, a full disk: one line (also for python -m)
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:

@@ -11,6 +11,8 @@ import time
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from ..errors import DiskFullError
+from ..schema import DuplicateKey, no_duplicate_keys
 from ..tasks import LETTERS, TASK_BY_NAME
 from .session import PAGE, HumanSession
 
@@ -186,7 +188,10 @@ class QuizHandler(BaseHTTPRequestHandler):
             return
         raw = self.rfile.read(n)
         try:
-            body = json.loads(raw.decode("utf-8"))
+            body = json.loads(raw.decode("utf-8"), object_pairs_hook=no_duplicate_keys)
+        except DuplicateKey as e:  # which of the two values is meant? neither is guessed
+            self._json(400, {"error": f"malformed JSON: key {e.key!r} appears twice"})
+            return
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
             reason = "nested too deeply" if isinstance(e, RecursionError) else str(e)
             self._json(400, {"error": f"malformed JSON: {reason}"})
@@ -204,8 +209,17 @@ class QuizHandler(BaseHTTPRequestHandler):
         if elapsed is not None and (isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)) or not 0 <= elapsed < 1e9):
             self._json(400, {"error": "field 'elapsed_ms' must be a non-negative number of milliseconds"})
             return
+        s = self.session
+        if item_id in s.index and item_id not in s.answers and item_id not in s.served_at:
+            # only the question the page was shown can be answered: ids cannot be guessed ahead and answered blind
+            self._json(400, {"error": f"question {item_id!r} was not served to the page (GET /api/next first)"})
+            return
         try:
             rec = self.session.record(item_id, letter, elapsed)
+        except DiskFullError as e:  # nothing was recorded: the page shows the error and the same answer can be sent again
+            print(f"error: {e}", file=sys.stderr)
+            self._json(507, {"error": str(e)})
+            return
         except KeyError:
             self._json(404, {"error": f"unknown item {item_id!r}: not a question of this session"})
             return

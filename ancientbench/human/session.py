@@ -15,8 +15,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..aggregate import aggregate
-from ..errors import AncientBenchError
-from ..fileio import atomic_write
+from ..errors import AncientBenchError, DiskFullError
+from ..fileio import atomic_write, disk_full
 from ..schema import load_question_file, read_jsonl, reject_duplicate_ids, split_file, validate_rows
 from ..tasks import LETTERS, TASK_NAMES
 
@@ -109,6 +109,21 @@ def _fsync_dir(folder: Path) -> None:
 
 
 
+def _append_line(path: Path, line: str) -> None:
+    """Append one line, flushed and fsync'd; on any failure (a full disk) the file is cut back to what it was, so
+    no partial line is left to be mistaken for an answer."""
+    size = path.stat().st_size if path.exists() else 0
+    try:
+        with disk_full(path), path.open("a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        if path.exists():
+            os.truncate(path, size)
+        raise
+
+
 class HumanSession:
     """The sampled questions, the answers given so far (on disk), and the results written from them."""
 
@@ -135,11 +150,14 @@ class HumanSession:
                     )
             self.data_path, self.n_per_task, self.seed = stored["data"], stored["n_per_task"], stored["seed"]
             grouped, self.data_sha256 = load_test_items(self.data_path)
-            if self.data_sha256 != stored["data_sha256"]:
-                print(f"warning: {self.data_path} changed since this session started; the sampled questions are kept", file=sys.stderr)
+            self.data_changed = self.data_sha256 != stored["data_sha256"]
+            if self.data_changed:
+                print(f"warning: {self.data_path} changed since this session started; the sampled questions are kept "
+                      "and the answers are scored against the data as it is now", file=sys.stderr)
             self.plan = list(stored["items"])
             self.created = stored["created"]
         else:
+            self.data_changed = False
             self.data_path = str(Path(data if data is not None else DATASET_PATH).resolve())
             self.n_per_task = DEFAULT_N_PER_TASK if n_per_task is None else n_per_task
             self.seed = secrets.randbelow(2**31) if seed is None else seed  # unpredictable sample unless asked
@@ -203,9 +221,24 @@ class HumanSession:
                 raise SessionError(f"{self.answers_file}, line {n}: not an answer to a question of this session")
             if rec["id"] in answers:
                 raise SessionError(f"{self.answers_file}, line {n}: question {rec['id']!r} answered twice")
-            answers[rec["id"]] = rec
+            answers[rec["id"]] = self._checked_answer(rec, n)
             good_end += len(line) + 1
         return answers
+
+    def _checked_answer(self, rec: dict, n: int) -> dict:
+        """A stored answer as the data scores it: its task, gold and correctness must be the item's (a hand-edited
+        line is refused); where the data changed since the session started, the data's gold decides (warning)."""
+        item = self.items[rec["id"]]
+        truth = {"task": item["task"], "gold": item["answer"], "correct": rec["pred"] == item["answer"]}
+        differ = [k for k, v in truth.items() if rec.get(k) != v]
+        if differ and (not self.data_changed or "task" in differ):
+            k = differ[0]
+            raise SessionError(f"{self.answers_file}, line {n}: {k} {rec.get(k)!r} of question {rec['id']!r} is not what "
+                               f"{self.data_path} says ({truth[k]!r}); the file was edited: restore that line")
+        if differ:
+            print(f"warning: question {rec['id']!r}: the gold letter is now {item['answer']} (it was {rec.get('gold')!r} "
+                  "when answered); scored against the data as it is now", file=sys.stderr)
+        return {**rec, **truth}
 
     def next_item(self) -> dict | None:
         for item_id in self.plan:
@@ -239,12 +272,12 @@ class HumanSession:
                 "answered_at": _now(),
                 "position": self.index[item_id] + 1,
             }
-            with self.answers_file.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
+            _append_line(self.answers_file, json.dumps(rec, ensure_ascii=False))
             self.answers[item_id] = rec
-            self.write_results()
+            try:
+                self.write_results()
+            except DiskFullError as e:  # the answer itself is on disk: the results follow at the next answer or resume
+                print(f"warning: {e} (the answer is saved in {self.answers_file})", file=sys.stderr)
             return rec
 
     # -- results in the models' format -------------------------------------------------------------

@@ -76,7 +76,7 @@ and glosses can only be inferred from usage.
 
 ![loss curve](loss_curve.png)
 
-Reproduce: `ancientbench train-mini` (resumable; checkpoints and the loss log in `runs/ancientbench-mini/`).
+Reproduce: `ancientbench train-mini` (resumable; checkpoints, the loss log and the finished model in `runs/ancientbench-mini/`).
 
 ## Results on AncientBench
 

@@ -9,7 +9,8 @@ Stages, each kept in ``--work`` (default ``runs/ancientbench-mini``) so a rerun 
    100 (seeded) is the validation set;
 4. training: AdamW, linear warm-up then cosine decay, one seeded batch order; ``checkpoint.pt`` every
    ``--save-every`` steps (model, optimizer, step) and one line per step in ``loss.jsonl``;
-5. export to ``--out`` (default: the package's ``ancientbench/mini/ancientbench-mini/``): ``model.safetensors``
+5. export to ``--output`` (default ``<work>/model``; never the package's shipped ``ancientbench/mini/ancientbench-mini/``,
+   which is refused, nor a folder holding anything but an earlier export): ``model.safetensors``
    (float32), tokenizer, ``training.json`` (settings, corpus report, leak check, losses), ``loss_curve.png`` and
    the model card ``README.md`` (:mod:`ancientbench.mini.card`).
 
@@ -29,7 +30,7 @@ from pathlib import Path
 
 from ..errors import AncientBenchError
 from ..fileio import atomic_write
-from . import MINI_NAME, MINI_PATH
+from . import MINI_NAME
 
 FORMAT_VERSION = 1
 DEFAULTS = dict(vocab_size=6000, hidden_size=256, intermediate_size=640, num_hidden_layers=4,
@@ -239,6 +240,29 @@ def plot_loss(record: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def check_output(out: Path) -> None:
+    """Refuse, before any training, an ``--output`` that is the installed package (the shipped model and its
+    ``results.json``), a file, or a folder holding anything but an earlier export of this command."""
+    from ..paths import PACKAGE_DIR
+
+    where = out.resolve()
+    if where == PACKAGE_DIR or PACKAGE_DIR in where.parents:
+        raise TrainMiniError(f"--output {out}: inside the installed package ({PACKAGE_DIR}); the shipped {MINI_NAME} is "
+                             "not replaced by a training run: give a folder of your own (the default is <work>/model)")
+    if out.exists() and not out.is_dir():
+        raise TrainMiniError(f"--output {out}: exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()) and not _earlier_export(out):
+        raise TrainMiniError(f"--output {out}: not empty and not a model folder written by train-mini (no training.json "
+                             f"of {MINI_NAME}); choose a new or empty folder")
+
+
+def _earlier_export(out: Path) -> bool:
+    try:
+        return json.loads((out / "training.json").read_text(encoding="utf-8")).get("name") == MINI_NAME
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def export(model, tokenizer, record: dict, out: Path) -> None:
     """Write the model folder (weights, tokenizer, training record, loss curve, card) atomically."""
     from .card import write_card
@@ -253,14 +277,19 @@ def export(model, tokenizer, record: dict, out: Path) -> None:
     (tmp / "loss.tsv").write_text("step\tloss\n" + "".join(f"{s}\t{v}\n" for s, v in loss_curve), encoding="utf-8")
     plot_loss({**record, "loss_curve": loss_curve}, tmp / "loss_curve.png")
     write_card(tmp)
+    check_output(out)  # again: the folder may have changed during the run
+    old = out.with_name(f".{out.name}.old")
     if out.exists():
-        shutil.rmtree(out)
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(out, old)  # the earlier export is removed only once the new one is in place
     os.replace(tmp, out)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--work", default="runs/ancientbench-mini", help="folder for corpus, tokenizer, checkpoints, loss log (resumable)")
-    parser.add_argument("--output", "--out", dest="out", default=str(MINI_PATH), help="where the finished model goes (default: the package's shipped folder)")
+    parser.add_argument("--output", "--out", dest="out", default=None,
+                        help="where the finished model goes (default: <work>/model; the package's shipped folder is refused)")
     parser.add_argument("--sources", default=None, help="folder holding node_modules/chinese-poetry (default: the builders' .sources)")
     parser.add_argument("--steps", type=int, default=DEFAULTS["steps"], help="optimizer steps (default %(default)s)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads; results are reproducible for one value (default %(default)s)")
@@ -274,7 +303,9 @@ def run(args: argparse.Namespace) -> int:
     if args.steps < 1 or args.save_every < 1 or args.threads < 1:
         raise TrainMiniError("--steps, --save-every and --threads must be positive")
     settings = {**DEFAULTS, "steps": args.steps, "seed": args.seed, "save_every": args.save_every}
-    record = train(Path(args.work), Path(args.out), Path(args.sources or DEFAULT_SOURCES_DIR), settings, threads=args.threads,
+    out = Path(args.out) if args.out else Path(args.work) / "model"
+    check_output(out)
+    record = train(Path(args.work), out, Path(args.sources or DEFAULT_SOURCES_DIR), settings, threads=args.threads,
                    log=lambda m: print(m, flush=True))
-    print(f"wrote {args.out} (validation loss {record['validation_loss']:.3f})")
+    print(f"wrote {out} (validation loss {record['validation_loss']:.3f}); evaluate it with --model {out}")
     return 0

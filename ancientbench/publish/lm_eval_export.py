@@ -22,6 +22,10 @@ The folder is portable: the task files are copied into ``DIR/data/<task>/`` and 
 folder can be moved to another machine or path; no path of this machine is written. Alternatively the data come
 from a Hub dataset repository with ``--hub-id ORG/NAME`` (published with ``ancientbench push-to-hub``).
 
+DIR must be new, empty, or an earlier export: ``.ancientbench-export.json`` lists the files an export wrote (with
+their sha256), and a later export replaces or removes only those, refusing (before writing anything) a folder of
+the user's, a file of the user's where it would write, or one of its files edited since.
+
 :func:`scores_from_lm_eval` marks a run made with ``--limit`` (fewer items evaluated than the task has) as not
 ``complete`` and lists the shortfall under ``limited``, as ``ancientbench eval`` does.
 """
@@ -29,7 +33,13 @@ from a Hub dataset repository with ``--hub-id ORG/NAME`` (published with ``ancie
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+import hashlib
+import json
+import sys
+from pathlib import Path, PurePosixPath
+
+from ..errors import AncientBenchError
+from ..fileio import atomic_write
 
 TASK_PREFIX = "ancientbench_"
 GROUP = "ancientbench"
@@ -49,6 +59,13 @@ def load(ancientbench_task, **_metadata):
     files = {split: str(HERE / "data" / ancientbench_task / f"{split}.jsonl") for split in ("test", "dev")}
     return datasets.load_dataset("json", data_files=files)
 '''
+
+
+MANIFEST = ".ancientbench-export.json"  # the files an export wrote: the only ones a later export may replace or remove
+
+
+class ExportError(AncientBenchError, ValueError):
+    """An export that would overwrite or remove what it did not write, or that has nothing to export."""
 
 
 def task_name(task: str) -> str:
@@ -119,15 +136,13 @@ def export(
     tasks: list[str] | None = None,
 ) -> dict[str, Path]:
     """Write the YAMLs (and, for local data, the data copy and its loader); returns ``{task or group name: path}``.
-    Tasks without both split files are left out."""
-    import shutil
-
-    import yaml
-
+    Tasks without both split files are left out. ``out_dir`` must be new, empty, or an earlier export: only the files
+    its manifest lists are replaced or removed (so another --tasks or a Hub export leaves no stale task behind, and
+    a file of the user's is never touched)."""
     from .. import DATASET_PATH
     from ..prompts import letter_prefix
     from ..schema import split_file
-    from ..tasks import COMPETENCIES, COMPETENCY_TASKS, resolve_tasks
+    from ..tasks import resolve_tasks
 
     letter_prefix(letter_style)  # validates
     folder = Path(data or DATASET_PATH)
@@ -137,23 +152,39 @@ def export(
     else:
         present = [t for t in wanted if all(split_file(folder, t, s).is_file() for s in ("test", "dev"))]
     if not present:
-        raise ValueError(f"no task has both test and dev files under {folder / 'data'}")
+        raise ExportError(f"no task has both test and dev files under {folder / 'data'}")
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written: dict[str, Path] = {}
+    previous, complete = _previous_export(out)
+    files, written = _export_files(present, folder, hub_id, letter_style)
+    _refuse_what_is_not_ours(out, files, previous, complete)
+    _write_manifest(out, {**previous, **{rel: _sha(text) for rel, text in files.items()}}, complete=False)
+    for rel, text in files.items():
+        atomic_write(out / rel, text)
+    for rel in sorted(set(previous) - set(files)):
+        _remove(out, rel)
+    _write_manifest(out, {rel: _sha(text) for rel, text in files.items()}, complete=True)
+    return {name: out / rel for name, rel in written.items()}
+
+
+def _export_files(present: list[str], folder: Path, hub_id: str | None, letter_style: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Every file of the export as ``{relative path: text}``, and ``{task or group name: relative path}`` of the YAMLs."""
+    import yaml
+
+    from ..schema import split_file
+    from ..tasks import COMPETENCIES, COMPETENCY_TASKS
+
+    files: dict[str, str] = {}
+    written: dict[str, str] = {}
 
     def dump(name: str, cfg: dict, extra: str = "") -> None:
-        path = out / f"{name}.yaml"
-        path.write_text(yaml.safe_dump(cfg, allow_unicode=True, sort_keys=False, width=10_000) + extra, encoding="utf-8")
-        written[name] = path
+        files[f"{name}.yaml"] = yaml.safe_dump(cfg, allow_unicode=True, sort_keys=False, width=10_000) + extra
+        written[name] = f"{name}.yaml"
 
     if not hub_id:
-        (out / f"{LOADER_MODULE}.py").write_text(LOADER_SOURCE, encoding="utf-8")
+        files[f"{LOADER_MODULE}.py"] = LOADER_SOURCE
         for t in present:
-            for split in ("test", "dev"):
-                target = split_file(out, t, split)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(split_file(folder, t, split), target)
+            for split in ("test", "dev"):  # byte for byte: decoded and written back unchanged (no newline translation)
+                files[f"data/{t}/{split}.jsonl"] = split_file(folder, t, split).read_bytes().decode("utf-8")
     loader_line = "" if hub_id else f"custom_dataset: !function {LOADER_MODULE}.load\n"
     for t in present:
         dump(task_name(t), task_config(t, hub_id=hub_id, letter_style=letter_style), loader_line)
@@ -164,18 +195,72 @@ def export(
             dump(f"_{competency_group(comp)}", _group(competency_group(comp), members))
             groups.append(competency_group(comp))
     dump(f"_{GROUP}", _group(GROUP, groups))
-    # a folder exported before (other --tasks, a Hub export) keeps no YAML or data copy of ours that this one did not
-    # write: lm-eval loads every YAML it finds there
-    kept = {p.name for p in written.values()}
-    for old in [*out.glob(f"{TASK_PREFIX}*.yaml"), *out.glob(f"_{TASK_PREFIX}*.yaml"), out / f"_{GROUP}.yaml"]:
-        if old.is_file() and old.name not in kept:
-            old.unlink()
-    for old in (out / "data").glob("*") if (out / "data").is_dir() else ():
-        if old.is_dir() and (hub_id or old.name not in present):
-            shutil.rmtree(old)
-    if hub_id and (out / f"{LOADER_MODULE}.py").is_file():
-        (out / f"{LOADER_MODULE}.py").unlink()
-    return written
+    return files, written
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _previous_export(out: Path) -> tuple[dict[str, str], bool]:
+    """The files an earlier export into ``out`` wrote (``{relative path: sha256}``) and whether it finished; an
+    error for a folder that is neither new, empty nor an export."""
+    if not out.exists():
+        return {}, True
+    if not out.is_dir():
+        raise ExportError(f"{out}: exists and is not a folder; choose a new or empty folder")
+    manifest = out / MANIFEST
+    if not manifest.is_file():
+        entries = sorted(p.name for p in out.iterdir())
+        if entries:
+            raise ExportError(f"{out}: not empty ({', '.join(entries[:3])}{', …' if len(entries) > 3 else ''}) and not a "
+                              f"folder written by `ancientbench export-lm-eval` (no {MANIFEST}); choose a new or empty folder")
+        return {}, True
+    try:
+        stored = json.loads(manifest.read_text(encoding="utf-8"))
+        files = stored["files"]
+        bad = [r for r in files if not isinstance(r, str) or not isinstance(files[r], str) or _unsafe(r)]
+        if bad or not isinstance(stored.get("complete"), bool):
+            raise ValueError(f"entry {bad[0]!r}" if bad else "no 'complete' flag")
+    except (ValueError, KeyError, TypeError, AttributeError) as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise ExportError(f"{manifest}: not a valid export manifest ({e}); move it away, or export into another folder") from None
+    return dict(files), stored["complete"]
+
+
+def _unsafe(rel: str) -> bool:
+    p = PurePosixPath(rel)
+    return p.is_absolute() or not p.parts or any(x in ("", ".", "..") for x in p.parts) or "\\" in rel
+
+
+def _refuse_what_is_not_ours(out: Path, files: dict[str, str], previous: dict[str, str], complete: bool) -> None:
+    """Refuse before writing anything when a file to be written is the user's, or one of ours was edited since."""
+    for rel in files:
+        path = out / rel
+        if path.exists() and rel not in previous:
+            raise ExportError(f"{path}: not written by an earlier export (not in {out / MANIFEST}); move it away, "
+                              "or export into another folder")
+    for rel, sha in previous.items():
+        path = out / rel
+        if complete and path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() != sha:
+            raise ExportError(f"{path}: changed since the export wrote it; move it away (or restore it), "
+                              "or export into another folder")
+        if path.exists() and not path.is_file():
+            raise ExportError(f"{path}: a folder where the export wrote a file; move it away")
+
+
+def _remove(out: Path, rel: str) -> None:
+    """Remove a file of an earlier export, and the folders it leaves empty (never ``out`` itself)."""
+    path = out / rel
+    path.unlink(missing_ok=True)
+    for parent in path.parents:
+        if parent == out or not parent.is_relative_to(out) or any(parent.iterdir()):
+            break
+        parent.rmdir()
+
+
+def _write_manifest(out: Path, files: dict[str, str], *, complete: bool) -> None:
+    atomic_write(out / MANIFEST, json.dumps({"format": 1, "complete": complete, "files": dict(sorted(files.items()))},
+                                            ensure_ascii=False, indent=1) + "\n")
 
 
 def scores_from_lm_eval(results: dict | str | Path) -> dict:
@@ -230,7 +315,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         written = export(args.out_dir, data=args.data, hub_id=args.hub_id, letter_style=args.letter_style, tasks=args.tasks)
     except ValueError as e:
-        print(f"error: {e}")
+        print(f"error: {e}", file=sys.stderr)
         return 2
     tasks = [n for n in written if not n.startswith("_")]
     groups = [n[1:] for n in written if n.startswith("_")]

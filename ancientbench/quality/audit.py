@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..schema import read_config
+from ..errors import AncientBenchError
+from ..schema import read_config, split_file
 from ..tasks import LETTERS, TASK_BY_NAME, TASK_NAMES
 from .strategies import (
     BOUND,
@@ -32,6 +34,10 @@ from .strategies import (
 )
 
 BALANCE_TOLERANCE = 0.015  # each letter 25% ± 1.5 points (test split)
+
+
+class AuditError(AncientBenchError, ValueError):
+    """An audit that cannot run as asked (an unknown config, too few items to cross-validate)."""
 
 
 def corpus_frequencies(sources_dir: str | Path | None = None) -> Frequencies | None:
@@ -207,13 +213,35 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strict", action="store_true", help="exit 1 when a bound is broken")
 
 
+def chosen_configs(folder: Path, asked: Sequence[str], combined: bool) -> list[str]:
+    """The configs to audit: those asked for (each must have a test split in the folder), else all; with
+    ``combined`` each must have enough test items to cross-validate. Checked before any figure is computed."""
+    from .combined import MIN_ITEMS
+
+    present = configs_in(folder)
+    if not present:
+        raise AuditError(f"no configs with a test split under {folder / 'data'}")
+    unknown = [c for c in asked if c not in present]
+    if unknown:
+        raise AuditError(f"unknown config {unknown[0]!r}: no {split_file(folder, unknown[0], 'test').name} under "
+                         f"{folder / 'data' / unknown[0]}; the configs in {folder / 'data'}: {', '.join(present)}")
+    configs = list(asked) or present
+    for c in configs if combined else ():
+        n = len(read_config(folder, c, "test"))
+        if n < MIN_ITEMS:
+            raise AuditError(f"{split_file(folder, c, 'test')}: {n} test item{'s' * (n != 1)}; --combined needs at least "
+                             f"{MIN_ITEMS} to cross-validate its predictor (leave --combined out, or audit other configs)")
+    return configs
+
+
 def run(args: argparse.Namespace) -> int:
     from .. import DATASET_PATH
 
     folder = Path(args.data or DATASET_PATH)
-    configs = args.configs or configs_in(folder)
-    if not configs:
-        print(f"error: no configs with a test split under {folder / 'data'}")
+    try:
+        configs = chosen_configs(folder, args.configs, args.combined)
+    except AuditError as e:
+        print(f"error: {e}", file=sys.stderr)
         return 2
     report = audit_folder(folder, configs, sources_dir=args.sources)
     if args.combined:

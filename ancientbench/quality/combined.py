@@ -106,6 +106,9 @@ def _model(kind: str):
     return HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1, max_leaf_nodes=15, random_state=SEED)
 
 
+MIN_ITEMS = 2  # k-fold cross-validation needs two folds at least (FOLDS when the task has that many items)
+
+
 def cross_validated_guesses(X, y, n_items: int, kind: str, folds: int = FOLDS, seed: int = SEED):
     """Each item's guessed option index, from a model trained on the other folds' items."""
     import numpy as np

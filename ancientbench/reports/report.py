@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 from ..aggregate import (
@@ -26,6 +27,7 @@ from ..aggregate import (
     bootstrap_ci,
 )
 from ..argtypes import non_negative_int
+from ..fileio import disk_full, whole_folder
 from ..table import render
 from ..tasks import COMPETENCIES, COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES
 from .plots import radar_plot, task_bar_plot
@@ -301,11 +303,23 @@ def delta_latex(deltas: list[dict]) -> str:
 # The command
 
 
+# what a report folder holds; anything else there is the user's, and the folder is not replaced
+REPORT_FILES = re.compile(r"report\.md|tables\.tex|summary\.json|(radar|tasks|reliability)_\d+shot\.png")
+
+
 def build_report(results: list[Result], out: Path, *, n_resamples: int, seed: int, bins: int, plots: bool = True) -> dict:
-    """Compute every figure, write report.md, tables.tex, summary.json and the PNGs; return the summary."""
+    """Compute every figure, write report.md, tables.tex, summary.json and the PNGs; return the summary. The files
+    are written into a temporary sibling folder swapped in for ``out`` whole: a killed run or a full disk leaves the
+    earlier report as it was, never new plots beside an old report.md."""
+    with whole_folder(out, REPORT_FILES.fullmatch, "`ancientbench report`") as tmp:
+        return _write_report(results, tmp, Path(out), n_resamples=n_resamples, seed=seed, bins=bins, plots=plots)
+
+
+def _write_report(results: list[Result], out: Path, final: Path, *, n_resamples: int, seed: int, bins: int,
+                  plots: bool) -> dict:
+    """The report's files written into ``out`` (a disk-full error names them in ``final``)."""
     from . import calibration
 
-    out.mkdir(parents=True, exist_ok=True)
     label_results(results)
     for r in results:
         r.ci = bootstrap_ci([p["pred"] == p["gold"] for p in r.predictions], [p["task"] for p in r.predictions], n_resamples=n_resamples, seed=seed)
@@ -365,13 +379,17 @@ def build_report(results: list[Result], out: Path, *, n_resamples: int, seed: in
         if plots:
             radar = out / f"radar_{k}shot.png"
             bars = out / f"tasks_{k}shot.png"
-            radar_plot(rows, radar, f"AncientBench, {title}")
-            task_bar_plot(rows, bars, f"AncientBench per task, {title}")
+            with disk_full(final / radar.name):
+                radar_plot(rows, radar, f"AncientBench, {title}")
+            with disk_full(final / bars.name):
+                task_bar_plot(rows, bars, f"AncientBench per task, {title}")
             md += [f"![competencies, {title}]({radar.name})", "", f"![tasks, {title}]({bars.name})", ""]
             summary["files"] += [radar.name, bars.name]
             if calib_rows:
                 rel = out / f"reliability_{k}shot.png"
-                calibration.reliability_plot([(r.label, r.predictions) for r, _ in calib_rows], rel, bins=bins, title=f"Reliability, {'zero-shot' if k == 0 else f'{k}-shot'}")
+                with disk_full(final / rel.name):
+                    calibration.reliability_plot([(r.label, r.predictions) for r, _ in calib_rows], rel, bins=bins,
+                                                 title=f"Reliability, {'zero-shot' if k == 0 else f'{k}-shot'}")
                 md += [f"![reliability, {title}]({rel.name})", ""]
                 summary["files"].append(rel.name)
         summary["settings"][str(k)] = setting_summary
@@ -395,10 +413,11 @@ def build_report(results: list[Result], out: Path, *, n_resamples: int, seed: in
     if incomplete:
         md += ["\\* not all ten tasks scored: the average is over the competencies present, not the paper's average.", ""]
     md += ["## Results files", ""] + [f"- `{r.label}` ({r.shots}-shot): `{r.path}`" for r in results] + [""]
-    (out / "report.md").write_text("\n".join(md), encoding="utf-8")
-    (out / "tables.tex").write_text("\n".join(tex), encoding="utf-8")
     summary["files"] = ["report.md", "tables.tex", "summary.json"] + summary["files"]
-    (out / "summary.json").write_text(json.dumps(summary, ensure_ascii=False, indent=2, default=_json_default), encoding="utf-8")
+    for name, text in (("report.md", "\n".join(md)), ("tables.tex", "\n".join(tex)),
+                       ("summary.json", json.dumps(summary, ensure_ascii=False, indent=2, default=_json_default))):
+        with disk_full(final / name):
+            (out / name).write_text(text, encoding="utf-8")
     summary["markdown"] = "\n".join(md)
     return summary
 
