@@ -775,7 +775,7 @@ def test_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch
 covered("server", "a server answering non-JSON, `text/plain`, `choices: []`/`null`, or a malformed `/v1/models`",
         "the run stops with one line naming the server (`answered a response that is not OpenAI-compatible …`); what was scored is kept",
         "tests/test_openai_backend.py::test_malformed_server_answers_are_one_clear_error")
-covered("server", "string log-probabilities", "an error record naming the server (`non-numeric log-probability`), never a score",
+covered("server", "string log-probabilities", "an error record naming the server (`log-probability that is no finite number <= 0`), never a score",
         "tests/test_openai_backend.py::test_string_logprobs_are_item_errors")
 
 
