@@ -130,6 +130,25 @@ def _boolean_logprob(text: str) -> str | None:
     return None
 
 
+def load_tokenizer(name: str):
+    """``--tokenizer`` (a Hub id or folder), or one line naming it: not found, or files that do not parse (a
+    tokenizer.json without ``added_tokens`` is a KeyError inside transformers)."""
+    from pathlib import Path
+
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(name)
+    except Exception as err:  # a local folder's file that does not parse (a user file: one line), else a bug
+        if Path(name).is_dir():
+            raise BackendError(f"--tokenizer {name!r}: the tokenizer files in this folder could not be read "
+                               f"({type(err).__name__}: {err})") from err
+        if isinstance(err, (OSError, ValueError)):  # not a folder, and not on the Hub (or offline)
+            raise BackendError(f"--tokenizer {name!r}: no such folder, and no tokenizer of that name could be "
+                               f"loaded ({err})") from err
+        raise
+
+
 def _status_text(err) -> str:
     """``HTTP <status>: <the server's message>`` of an ``openai.APIStatusError``."""
     body = getattr(err, "body", None)
@@ -194,6 +213,8 @@ class OpenAIBackend(Backend):
         served = cls._served_model(client, config)
         backend = cls(config, client, served, options)
         backend._counts, backend._lock = counts, lock
+        if config.tokenizer:  # before the stored predictions are checked: a typo must not set a finished run aside
+            backend._tokenizer = load_tokenizer(config.tokenizer)
         return backend
 
     @staticmethod
@@ -280,12 +301,7 @@ class OpenAIBackend(Backend):
         if not self.config.tokenizer:
             return None
         if self._tokenizer is None:
-            from transformers import AutoTokenizer
-
-            try:
-                self._tokenizer = AutoTokenizer.from_pretrained(self.config.tokenizer)
-            except (OSError, ValueError) as err:
-                raise BackendError(f"cannot load tokenizer {self.config.tokenizer!r}: {err}") from err
+            self._tokenizer = load_tokenizer(self.config.tokenizer)
         tok = self._tokenizer
         out = []
         for p in prompts:
