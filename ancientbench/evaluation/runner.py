@@ -231,6 +231,7 @@ class Plan:
     letter_ids: dict | None = None
     lock: OutputLock | None = None  # held by the main process from plan to the end of assemble
     blocks: dict[str, str] = field(default_factory=dict)  # id -> block_sha256 of its block in this run
+    retried: int = 0  # stored error records (no answer from the backend) scored again
 
 
 def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, overwrite=False, repair=False,
@@ -246,6 +247,8 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
     expected = {it["id"]: (item_sha256(it), task_fewshot[t]) for t, rows in questions.items.items() for it in rows}
     store, done, pred_file, letter_ids, lock = None, {}, None, None, None
     stale: list[str] = []
+    retried: list[str] = []
+    whole_blocks = settings.mode != "generate" and type(backend).batches_in_process
     if output_dir is not None:
         folder = Path(output_dir) / settings.output_name(model_slug(backend.info()["name_or_path"]))
         pred_file = predictions_path(folder, shots)
@@ -276,8 +279,15 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
                     f"letter, log-probabilities that are not four numbers): {shown}; scoring them again",
                     stacklevel=3,
                 )
+            retried = _retried_errors(done, expected, whole_blocks)
+            for i in retried:
+                del done[i]
+            if retried:
+                shown = ", ".join(retried[:5]) + (f" and {len(retried) - 5} more" if len(retried) > 5 else "")
+                warnings.warn(f"{pred_file}: retrying {len(retried)} item(s) the backend gave no answer for last "
+                              f"time: {shown}", stacklevel=3)
         if procs.num_processes > 1:
-            error, done, letter_ids, stale = procs.broadcast((error, done, letter_ids, stale))
+            error, done, letter_ids, stale, retried = procs.broadcast((error, done, letter_ids, stale, retried))
             if error:
                 raise ResumeError(error)
             if not main:
@@ -288,7 +298,6 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
     # as in an uninterrupted run and its log-probs are bit-identical (same batches, same padding). Items
     # stored for another version of their row (stale) are scored alone; so is everything in generate mode
     # and on a server (one request per item: no batches to keep; and a server must not be asked twice).
-    whole_blocks = settings.mode != "generate" and type(backend).batches_in_process
     stale_ids = set(stale)
     block_of: dict[str, str] = {}
     todo: dict[str, list[dict]] = {}
@@ -308,7 +317,15 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
             done.pop(it["id"], None)
         todo[t] = procs.shard(again)  # each process scores a contiguous shard of every task's remaining items
     return Plan(settings, fingerprint, expected, done, todo, wanted_ids, store, pred_file, letter_ids, lock,
-                block_of)
+                block_of, len(retried))
+
+
+def _retried_errors(done: Mapping[str, dict], expected: Mapping, whole_blocks: bool) -> list[str]:
+    """Stored records without an answer (a server error, no letter) that a rerun scores again: the server may
+    answer now. An item too long for the context is retried only where that costs no scoring of its block
+    (the context limit is part of the fingerprint; a server's may have grown)."""
+    return [i for i in expected if i in done and done[i].get("error") and not (
+        whole_blocks and done[i].get("error_type", "context_length") == "context_length")]
 
 
 def score(backend: Backend, questions, p: Plan, *, progress=True, log_samples=False, procs) -> tuple[dict, list, float]:
@@ -404,6 +421,7 @@ def assemble(backend: Backend, questions, p: Plan, new: dict, batch_used: list, 
         "seconds": round(seconds, 3),
         "items_scored": len(new),
         "items_resumed": resumed,
+        "items_retried": p.retried,
         "items_per_second": round(len(new) / seconds, 3) if new and seconds > 0 else None,
     }
     results = build_results(
