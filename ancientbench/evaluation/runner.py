@@ -267,7 +267,9 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
                     raise
                 error = str(err)
             letter_ids = store.letter_token_ids if store is not None else None
-            stale = [i for i in expected if i in done and not _matches(done[i], expected[i])]
+            asking, item_of = MODES[settings.mode], {it["id"]: it for rows in questions.items.values() for it in rows}
+            stale = [i for i in expected if i in done
+                     and not (_matches(done[i], expected[i]) and asking.agrees(done[i], item_of[i]))]
             for i in stale:  # scored again; the rewrite at the end replaces them
                 del done[i]
             if stale:
@@ -275,8 +277,10 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
                 warnings.warn(
                     f"{pred_file}: {len(stale)} stored prediction(s) were made for other items or few-shot "
                     f"exemplars under the same id (question, options, answer or another field changed, other "
-                    f"exemplars, or written before items were hashed), or are malformed (a prediction that is no "
-                    f"letter, log-probabilities that are not four numbers): {shown}; scoring them again",
+                    f"exemplars, or written before items were hashed), are malformed (a prediction that is no "
+                    f"letter, log-probabilities that are not four numbers), or disagree with their item (a gold "
+                    f"that is not its answer, a prediction that is not what the stored log-probabilities give): "
+                    f"{shown}; scoring them again",
                     stacklevel=3,
                 )
             retried = _retried_errors(done, expected, whole_blocks)
