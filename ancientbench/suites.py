@@ -232,19 +232,7 @@ def load_suite(path: str | Path, *, output: str | Path | None = None) -> Suite:
         _check_types(entry_schema, merged, where)
         if isinstance(merged.get("tasks"), str):  # one task or competency named on its own, not its letters
             merged["tasks"] = [merged["tasks"]]
-        backends = _as_list(merged["backend"])
-        unused = [k for k in SERVER_KEYS if k in entry and all(unused_options(b, {k: k}) for b in backends)]
-        if unused:  # as the command line refuses them; the same keys in 'defaults' are for the server entries
-            raise SuiteError(f"{where}: {unused_message(unused, ', '.join(backends), suite=True)}")
-        for b in backends:
-            options = {k: merged[k] for k in ("output", *EVAL_KEYS, *SERVER_KEYS)
-                       if k in merged and not (k in SERVER_KEYS and unused_options(b, {k: k}))}
-            for m in _as_list(merged["mode"]):
-                label = merged.get("label") or _default_label(model, b, m, bool(merged.get("chat")))
-                if len(backends) * len(_as_list(merged["mode"])) > 1 and merged.get("label"):
-                    label = f"{merged['label']} ({', '.join(x for x in (b, m))})"
-                for k in _as_list(merged["shots"]):
-                    cells.append(Cell(label=str(label), model=model, backend=b, mode=m, shots=k, options=options))
+        cells += _entry_cells(where, model, entry, merged)
     seen: dict[str, int] = {}
     for c in cells:
         if c.key in seen:
@@ -252,6 +240,25 @@ def load_suite(path: str | Path, *, output: str | Path | None = None) -> Suite:
         seen[c.key] = 1
     _refuse_shared_files(path, out, cells)
     return Suite(path=path, output=out, report=report, cells=cells, name=str(raw.get("name") or path.stem))
+
+
+def _entry_cells(where: str, model: str, entry: dict, merged: dict) -> list[Cell]:
+    """The cells of one model entry (``merged`` over the defaults): one per backend x mode x shots."""
+    backends = _as_list(merged["backend"])
+    unused = [k for k in SERVER_KEYS if k in entry and all(unused_options(b, {k: k}) for b in backends)]
+    if unused:  # as the command line refuses them; the same keys in 'defaults' are for the server entries
+        raise SuiteError(f"{where}: {unused_message(unused, ', '.join(backends), suite=True)}")
+    cells = []
+    for b in backends:
+        options = {k: merged[k] for k in ("output", *EVAL_KEYS, *SERVER_KEYS)
+                   if k in merged and not (k in SERVER_KEYS and unused_options(b, {k: k}))}
+        for m in _as_list(merged["mode"]):
+            label = merged.get("label") or _default_label(model, b, m, bool(merged.get("chat")))
+            if len(backends) * len(_as_list(merged["mode"])) > 1 and merged.get("label"):
+                label = f"{merged['label']} ({', '.join(x for x in (b, m))})"
+            for k in _as_list(merged["shots"]):
+                cells.append(Cell(label=str(label), model=model, backend=b, mode=m, shots=k, options=options))
+    return cells
 
 
 def cell_output(cell: Cell, output: Path) -> Path:

@@ -267,29 +267,7 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
                     raise
                 error = str(err)
             letter_ids = store.letter_token_ids if store is not None else None
-            asking, item_of = MODES[settings.mode], {it["id"]: it for rows in questions.items.values() for it in rows}
-            stale = [i for i in expected if i in done
-                     and not (_matches(done[i], expected[i]) and asking.agrees(done[i], item_of[i]))]
-            for i in stale:  # scored again; the rewrite at the end replaces them
-                del done[i]
-            if stale:
-                shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
-                warnings.warn(
-                    f"{pred_file}: {len(stale)} stored prediction(s) were made for other items or few-shot "
-                    f"exemplars under the same id (question, options, answer or another field changed, other "
-                    f"exemplars, or written before items were hashed), are malformed (a prediction that is no "
-                    f"letter, log-probabilities that are not four numbers), or disagree with their item (a gold "
-                    f"that is not its answer, a prediction that is not what the stored log-probabilities give): "
-                    f"{shown}; scoring them again",
-                    stacklevel=3,
-                )
-            retried = _retried_errors(done, expected, whole_blocks)
-            for i in retried:
-                del done[i]
-            if retried:
-                shown = ", ".join(retried[:5]) + (f" and {len(retried) - 5} more" if len(retried) > 5 else "")
-                warnings.warn(f"{pred_file}: retrying {len(retried)} item(s) the backend gave no answer for last "
-                              f"time: {shown}", stacklevel=3)
+            stale, retried = _unusable(done, expected, questions, settings.mode, whole_blocks, pred_file)
         if procs.num_processes > 1:
             error, done, letter_ids, stale, retried = procs.broadcast((error, done, letter_ids, stale, retried))
             if error:
@@ -324,12 +302,37 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
                 block_of, len(retried))
 
 
-def _retried_errors(done: Mapping[str, dict], expected: Mapping, whole_blocks: bool) -> list[str]:
-    """Stored records without an answer (a server error, no letter) that a rerun scores again: the server may
-    answer now. An item too long for the context is retried only where that costs no scoring of its block
-    (the context limit is part of the fingerprint; a server's may have grown)."""
-    return [i for i in expected if i in done and done[i].get("error") and not (
+def _shown(ids: list[str]) -> str:
+    return ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+
+
+def _unusable(done: dict[str, dict], expected: Mapping, questions, mode: str, whole_blocks: bool,
+              pred_file: Path) -> tuple[list[str], list[str]]:
+    """Drop from ``done`` what a resumed run must score again, with a warning each: stale records (made for
+    another item or exemplar set, malformed, or disagreeing with their item) and error records it retries."""
+    asking, item_of = MODES[mode], {it["id"]: it for rows in questions.items.values() for it in rows}
+    stale = [i for i in expected if i in done and not (_matches(done[i], expected[i]) and asking.agrees(done[i], item_of[i]))]
+    for i in stale:  # scored again; the rewrite at the end replaces them
+        del done[i]
+    if stale:
+        warnings.warn(
+            f"{pred_file}: {len(stale)} stored prediction(s) were made for other items or few-shot "
+            f"exemplars under the same id (question, options, answer or another field changed, other "
+            f"exemplars, or written before items were hashed), are malformed (a prediction that is no "
+            f"letter, log-probabilities that are not four numbers), or disagree with their item (a gold "
+            f"that is not its answer, a prediction that is not what the stored log-probabilities give): "
+            f"{_shown(stale)}; scoring them again", stacklevel=4)
+    # Records without an answer (a server error, no letter) are scored again: the server may answer now. An item
+    # too long for the context is retried only where that costs no scoring of its block (the context limit is
+    # part of the fingerprint; a server's may have grown).
+    retried = [i for i in expected if i in done and done[i].get("error") and not (
         whole_blocks and done[i].get("error_type", "context_length") == "context_length")]
+    for i in retried:
+        del done[i]
+    if retried:
+        warnings.warn(f"{pred_file}: retrying {len(retried)} item(s) the backend gave no answer for last time: "
+                      f"{_shown(retried)}", stacklevel=4)
+    return stale, retried
 
 
 def score(backend: Backend, questions, p: Plan, *, progress=True, log_samples=False, procs) -> tuple[dict, list, float]:
