@@ -23,7 +23,15 @@ from pathlib import Path
 from typing import Sequence
 
 from .errors import AncientBenchError
-from .schema import DataError, load_question_file, load_split, read_jsonl, reject_duplicate_ids, split_file
+from .schema import (
+    DataError,
+    load_question_file,
+    load_split,
+    option_key,
+    read_jsonl,
+    reject_duplicate_ids,
+    split_file,
+)
 from .tasks import TASK_NAMES, get_task, resolve_tasks
 
 
@@ -101,6 +109,24 @@ def _folder_ids(folder: Path, loaded: dict[str, list[dict[str, str]]]):
             yield path, loaded[t]
         elif path.is_file():
             yield path, [r for r in read_jsonl(path) if isinstance(r, dict) and isinstance(r.get("id"), str)]
+
+
+def _content(row: dict[str, str]) -> tuple[str, tuple[str, ...]]:
+    """What makes two rows one question: the question and the set of options (order aside), compared as options are."""
+    return option_key(row["question"]), tuple(sorted(option_key(row[x]) for x in "ABCD"))
+
+
+def _refuse_copied_items(items, exemplars, k: int, dev_source: Path) -> None:
+    """An exemplar that is a test item under another id would show that item with its answer in its own prompt."""
+    test = {_content(it): it["id"] for rows in items.values() for it in rows}
+    for t, rows in exemplars.items():
+        for e in rows[:k]:
+            if _content(e) in test:
+                path = dev_source if _is_jsonl(dev_source) else split_file(dev_source, t, "dev")
+                row = next(n for n, r in enumerate(read_jsonl(path), 1) if isinstance(r, dict) and r.get("id") == e["id"])
+                raise DataError(path, row, None, f"exemplar {e['id']!r} is test item {test[_content(e)]!r} under another "
+                                                 f"id (same question and options): it would show the item with its "
+                                                 f"answer in its own prompt; remove it from the exemplars")
 
 
 def load_questions(
@@ -188,6 +214,7 @@ def load_questions(
             leaked = [r["id"] for r in rows[:k] if r["id"] in test_ids]
             if leaked:
                 raise DataError(dev_source, None, "id", f"dev exemplar(s) {leaked} of task {t!r} are also test items")
+        _refuse_copied_items(items, exemplars, k, dev_source)
     return QuestionSet(
         str(data_path), items, exemplars, dict(sorted(files.items())), dict(sorted(dev_files.items())), missing, limit,
         n_available,

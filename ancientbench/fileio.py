@@ -24,9 +24,18 @@ def disk_full(path: str | Path):
     try:
         yield
     except OSError as err:
-        if err.errno in DISK_FULL and not isinstance(err, DiskFullError):
-            raise DiskFullError(path, err) from None
-        raise
+        raised = write_error(path, err)
+        if raised is err:
+            raise
+        raise raised from None
+
+
+def write_error(path: str | Path, err: OSError) -> OSError:
+    """``err`` (raised while writing ``path``) as the error to raise: a full disk, quota or file-size limit becomes
+    one :class:`DiskFullError` line naming ``path``; any other error is returned as it is."""
+    if err.errno in DISK_FULL and not isinstance(err, AncientBenchError):
+        return DiskFullError(path, err)
+    return err
 
 
 def atomic_write(path: str | Path, text: str) -> None:
@@ -36,13 +45,15 @@ def atomic_write(path: str | Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with disk_full(path), tmp.open("w", encoding="utf-8", newline="\n") as fh:
+        with tmp.open("w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         tmp.unlink(missing_ok=True)
+        if isinstance(err, OSError):
+            raise write_error(path, err) from err
         raise
 
 
@@ -105,3 +116,23 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def append_whole(path: str | Path, text: str) -> None:
+    """Append ``text`` to ``path``, or nothing: a write the disk refuses part-way is cut back off, so the file
+    keeps only what was appended whole before (append-only logs a rerun resumes from)."""
+    data = memoryview(text.encode("utf-8"))
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        start = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            while data:  # unbuffered: nothing is left in a buffer to be written after the cut
+                data = data[os.write(fd, data):]
+        except OSError as err:
+            try:
+                os.ftruncate(fd, start)  # a short write (the disk filled up) must not leave a torn line
+            except OSError:
+                pass  # the torn line is then cut by the next run's resume
+            raise write_error(path, err) from err
+    finally:
+        os.close(fd)

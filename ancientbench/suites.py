@@ -35,6 +35,7 @@ from typing import Any
 
 from .backends.base import BACKENDS, DEFAULT_BACKEND, MODES, non_default_backend
 from .errors import AncientBenchError
+from .evaluation.command import unused_message, unused_options
 from .fileio import atomic_write
 from .schema import not_utf8
 
@@ -49,7 +50,7 @@ EVAL_KEYS = {
     "prefix_cache": "prefix_cache",
 }
 SERVER_KEYS = ("base_url", "api_key_env", "concurrency", "timeout", "max_retries", "tokenizer", "backend_options")
-ENTRY_KEYS = ("model", "label", *LISTABLE, *EVAL_KEYS, *SERVER_KEYS)
+ENTRY_KEYS = ("model", "label", "output", *LISTABLE, *EVAL_KEYS, *SERVER_KEYS)
 TOP_KEYS = ("name", "output", "report", "defaults", "models")
 REPORT_KEYS = ("out", "plots", "resamples", "seed", "bins")
 DEFAULTS = {"backend": DEFAULT_BACKEND, "mode": "letter", "shots": [0, 5]}
@@ -118,6 +119,7 @@ def _schemas():
         model_config = ConfigDict(strict=True, extra="forbid")
         model: str = Field(min_length=1)
         label: Optional[str] = None
+        output: Optional[str] = None
         backend: Union[str, list[str]]
         mode: Union[str, list[str]]
         shots: Union[NonNegativeInt, list[NonNegativeInt]]
@@ -196,7 +198,10 @@ def load_suite(path: str | Path, *, output: str | Path | None = None) -> Suite:
         raise SuiteError(f"{path}, key 'report': expected a mapping with keys among {', '.join(REPORT_KEYS)}")
     entry_schema, report_schema = _schemas()
     _check_types(report_schema, report, f"{path}, report")
-    out = Path(output if output is not None else raw.get("output", "results"))
+    for key in ("output", "name"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise SuiteError(f"{path}, key {key!r}: expected a string, got {raw[key]!r}")
+    out = Path(output if output is not None else raw.get("output") or "results")
 
     cells: list[Cell] = []
     for n, entry in enumerate(models, 1):
@@ -227,20 +232,66 @@ def load_suite(path: str | Path, *, output: str | Path | None = None) -> Suite:
         _check_types(entry_schema, merged, where)
         if isinstance(merged.get("tasks"), str):  # one task or competency named on its own, not its letters
             merged["tasks"] = [merged["tasks"]]
-        options = {k: merged[k] for k in (*EVAL_KEYS, *SERVER_KEYS) if k in merged}
-        for b in _as_list(merged["backend"]):
-            for m in _as_list(merged["mode"]):
-                label = merged.get("label") or _default_label(model, b, m, bool(merged.get("chat")))
-                if len(_as_list(merged["backend"])) * len(_as_list(merged["mode"])) > 1 and merged.get("label"):
-                    label = f"{merged['label']} ({', '.join(x for x in (b, m))})"
-                for k in _as_list(merged["shots"]):
-                    cells.append(Cell(label=str(label), model=model, backend=b, mode=m, shots=k, options=options))
+        cells += _entry_cells(where, model, entry, merged)
     seen: dict[str, int] = {}
     for c in cells:
         if c.key in seen:
             raise SuiteError(f"{path}: two cells are both {c.key!r}; give the model entries different 'label's")
         seen[c.key] = 1
+    _refuse_shared_files(path, out, cells)
     return Suite(path=path, output=out, report=report, cells=cells, name=str(raw.get("name") or path.stem))
+
+
+def _entry_cells(where: str, model: str, entry: dict, merged: dict) -> list[Cell]:
+    """The cells of one model entry (``merged`` over the defaults): one per backend x mode x shots."""
+    backends = _as_list(merged["backend"])
+    unused = [k for k in SERVER_KEYS if k in entry and all(unused_options(b, {k: k}) for b in backends)]
+    if unused:  # as the command line refuses them; the same keys in 'defaults' are for the server entries
+        raise SuiteError(f"{where}: {unused_message(unused, ', '.join(backends), suite=True)}")
+    cells = []
+    for b in backends:
+        options = {k: merged[k] for k in ("output", *EVAL_KEYS, *SERVER_KEYS)
+                   if k in merged and not (k in SERVER_KEYS and unused_options(b, {k: k}))}
+        for m in _as_list(merged["mode"]):
+            label = merged.get("label") or _default_label(model, b, m, bool(merged.get("chat")))
+            if len(backends) * len(_as_list(merged["mode"])) > 1 and merged.get("label"):
+                label = f"{merged['label']} ({', '.join(x for x in (b, m))})"
+            for k in _as_list(merged["shots"]):
+                cells.append(Cell(label=str(label), model=model, backend=b, mode=m, shots=k, options=options))
+    return cells
+
+
+def cell_output(cell: Cell, output: Path) -> Path:
+    """The results folder of a cell: the suite's, or the entry's own ``output`` (relative to the suite's)."""
+    return output / cell.options["output"] if cell.options.get("output") else output
+
+
+def _results_file(cell: Cell, output: Path) -> Path | None:
+    """The results file ``evaluate_model`` will write for a cell (None where its options are invalid: the cell
+    then fails with its own message when it runs)."""
+    from .evaluation.layout import predictions_path, results_path
+    from .evaluation.settings import Settings, SettingsError
+    from .models import model_slug
+
+    try:
+        s = Settings(backend=cell.backend, mode=cell.mode, shots=cell.shots,
+                     letter_style=cell.options.get("letter_style") or "bare", chat=bool(cell.options.get("chat")))
+    except SettingsError:
+        return None
+    return results_path(predictions_path(cell_output(cell, output) / s.output_name(model_slug(cell.model)), cell.shots))
+
+
+def _refuse_shared_files(path: Path, output: Path, cells: list[Cell]) -> None:
+    """Two cells writing one results file would overwrite each other (and resume each other's predictions)."""
+    owner: dict[Path, Cell] = {}
+    for c in cells:
+        f = _results_file(c, output)
+        if f is None:
+            continue
+        if f in owner:
+            raise SuiteError(f"{path}: cells {owner[f].key!r} and {c.key!r} would both write {f}; give one of the two "
+                             f"model entries its own 'output' folder (inside the suite's), or score them in one entry")
+        owner[f] = c
 
 
 # ------------------------------------------------------------------------------------------------- state
@@ -303,14 +354,17 @@ def run_cell(cell: Cell, output: Path, *, progress: bool = True) -> Path:
 
         options = {str(k): str(v) for k, v in (server.pop("backend_options", None) or {}).items()}
         kwargs["backend_config"] = BackendConfig(model=cell.model, options=options, **server)
-    results = evaluate_model(cell.model, shots=[cell.shots], output_dir=output, progress=progress, **kwargs)
+    results = evaluate_model(cell.model, shots=[cell.shots], output_dir=cell_output(cell, output), progress=progress,
+                             **kwargs)
     return results_path(results[cell.shots]["predictions_file"])
 
 
 def run_suite(suite: Suite, *, progress: bool = True, only: list[str] | None = None, report: bool = True,
-              out=sys.stdout) -> dict:
+              out=None) -> dict:
     """Run every cell not already done, then write the combined report; returns a summary dict with
-    ``cells`` (key -> results file or error) and ``report`` (the report's summary, if written)."""
+    ``cells`` (key -> results file or error) and ``report`` (the report's summary, if written). ``out``: where the
+    progress lines go (default: the ``sys.stdout`` of the call, not of the import)."""
+    out = out or sys.stdout
     state = _read_state(suite.output)
     status: dict[str, dict] = {}
     cells = [c for c in suite.cells if not only or c.label in only]
@@ -344,8 +398,9 @@ def run_suite(suite: Suite, *, progress: bool = True, only: list[str] | None = N
     return summary
 
 
-def combined_report(suite: Suite, finished: list[tuple[Cell, Path]], *, out=sys.stdout) -> dict:
+def combined_report(suite: Suite, finished: list[tuple[Cell, Path]], *, out=None) -> dict:
     """One ``ancientbench report`` over the suite's cells, rows labelled by cell label (see module doc)."""
+    out = out or sys.stdout
     from .aggregate import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
     from .reports.report import build_report
     from .reports.results import load_result

@@ -96,7 +96,8 @@ def results_table(results: Sequence[dict]) -> str:
             notes.append(f"note: {name} {s}: no letter could be read from {failed} answer(s); counted wrong")
         errs = sum(len(v.get("item_errors", [])) for v in r["tasks"].values())
         if errs:
-            notes.append(f"note: {name} {s}: the backend gave no answer for {errs} item(s); counted wrong")
+            notes.append(f"note: {name} {s}: the backend gave no answer for {errs} item(s); counted wrong "
+                         "(run the same command again to retry them)")
         long_ = sum(len(v.get("too_long_items", [])) for v in r["tasks"].values())
         if long_:
             notes.append(f"note: {name} {s}: {long_} item(s) longer than the context were counted wrong")

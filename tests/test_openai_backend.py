@@ -292,7 +292,7 @@ def test_non_finite_logprobs_are_item_errors_naming_the_server(tiny_folder, valu
         backend = _backend(server)
         results = backend.letter_logprobs([LetterRequest(p, LETTERS) for p in _prompts(2)])
     for r in results:
-        assert r.logprobs is None and "non-finite or non-numeric" in r.error and server.base_url in r.error
+        assert r.logprobs is None and "no finite number <= 0" in r.error and server.base_url in r.error
 
 
 def _on_completions(answer):
@@ -336,4 +336,4 @@ def test_string_logprobs_are_item_errors():
     candidates = [("A", "x"), ("B", "y"), ("C", -2.0), ("D", -3.0)]
     with StubServer("m", lambda text, chat: candidates) as server:
         results = _backend(server).letter_logprobs([LetterRequest(p, LETTERS) for p in _prompts(2)])
-    assert all(r.logprobs is None and "non-numeric log-probability ('x')" in r.error for r in results)
+    assert all(r.logprobs is None and "log-probability that is no finite number <= 0 ('x')" in r.error for r in results)

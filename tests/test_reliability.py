@@ -574,12 +574,14 @@ covered("metric", "`None` predictions (too-long records)", "scored wrong", "test
 # ------------------------------------------------------------------------------------------------ table
 
 
+TABLE_HEAD = "| area | bad input | outcome | checked by |\n|---|---|---|---|\n"
+
+
 def render_table() -> str:
     head = ("# Reliability: bad inputs tried and what happens\n\n"
             "Generated from the registry in `tests/test_reliability.py` (`python tests/test_reliability.py` "
             "rewrites this file; `pytest tests/test_reliability.py` fails when it is out of date). Every row is "
-            "checked by the test it names.\n\n"
-            "| area | bad input | outcome | checked by |\n|---|---|---|---|\n")
+            "checked by the test it names.\n\n" + TABLE_HEAD)
 
     def cell(s: str) -> str:
         return s.replace("|", "\\|").replace("\n", " ")
@@ -762,7 +764,7 @@ def test_unwritable_cache_is_one_line(tmp_path, capsys, fixture_data, monkeypatc
 
 
 @case("output", "disk full (or any error) while a results, sidecar or state file is written",
-      "the error propagates (one line for an `OSError` on the path); the old file is untouched and no `.tmp` is left")
+      "one line naming the file (`…: no space left to write it (No space left on device) …`, exit 2 on the command line); the old file is untouched and no `.tmp` is left")
 def test_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
     import errno
 
@@ -785,7 +787,7 @@ def test_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch
 covered("server", "a server answering non-JSON, `text/plain`, `choices: []`/`null`, or a malformed `/v1/models`",
         "the run stops with one line naming the server (`answered a response that is not OpenAI-compatible …`); what was scored is kept",
         "tests/test_openai_backend.py::test_malformed_server_answers_are_one_clear_error")
-covered("server", "string log-probabilities", "an error record naming the server (`non-numeric log-probability`), never a score",
+covered("server", "string log-probabilities", "an error record naming the server (`log-probability that is no finite number <= 0`), never a score",
         "tests/test_openai_backend.py::test_string_logprobs_are_item_errors")
 
 
@@ -861,6 +863,47 @@ for _area, _bad, _outcome, _test in (
      "recorded; the session resumes", "test_disk_full_while_an_answer_is_saved_keeps_the_answers_file_whole"),
 ):
     covered(_area, _bad, _outcome, _HC + _test, HOSTILE_33)
+
+
+# ------------------------------------------------------------- hostile re-test of issue 33 (evaluation side)
+
+HOSTILE_33_EVAL = "Issue 33: the hostile re-test, evaluation"
+SECTIONS[HOSTILE_33_EVAL] = ("Cases a hostile user found at b750ca2 (numbered as in the issue), each with a test in "
+                             "`tests/test_hostile_eval.py` that fails on b750ca2.")
+covered("suite", "two entries of one model (`label: cloze-run`, `tasks: [cloze]` / `label: radical-run`, `tasks: [radical]`) that would write one `results_0shot.json`",
+        "exit 2 before anything runs, naming both cells and the file; an entry's own `output` folder gives each cell its own results",
+        "tests/test_hostile_eval.py::test_n1_two_suite_cells_never_share_one_results_file", HOSTILE_33_EVAL)
+covered("server", "a typo in the openai backend's `--tokenizer` after a finished run",
+        "exit 2 when the backend opens (`--tokenizer '…': no such folder …`), before stored predictions are checked: nothing set aside, the corrected rerun sends no request",
+        "tests/test_hostile_eval.py::test_n4_a_tokenizer_typo_leaves_the_finished_run_in_place", HOSTILE_33_EVAL)
+covered("resume", "stored predictions hand-edited: `gold` set to `pred`, or `pred` to `gold` (letter and ppl)",
+        "never reused: a warning names them (`disagree with their item`) and they are scored again; the accuracy is the true one",
+        "tests/test_hostile_eval.py::test_n5_hand_edited_gold_or_pred_is_never_reused", HOSTILE_33_EVAL)
+covered("server", "a log-probability of JSON `null` (completions and chat)",
+        "an item error naming the server (`log-probability that is no finite number <= 0 (None)`), not a TypeError",
+        "tests/test_hostile_eval.py::test_n6_a_null_logprob_is_an_item_error_naming_the_server", HOSTILE_33_EVAL)
+covered("server", "a log-probability `true` (the client reads it as 1.0) or a positive one (`+5.0`, `1e-9`)",
+        "an item error naming the server (the raw body is checked for booleans), never a score",
+        "tests/test_hostile_eval.py::test_n7_a_boolean_or_positive_logprob_is_an_item_error", HOSTILE_33_EVAL)
+covered("suite", "`output: [a, b]` or `output: 5` (top level or in an entry)", "exit 2: `s.yaml, key 'output': expected a string, got ['a', 'b']`",
+        "tests/test_hostile_eval.py::test_n8_suite_output_of_the_wrong_type_is_one_line", HOSTILE_33_EVAL)
+covered("suite", "`base_url`, `timeout`, `tokenizer` or `backend_options` on an hf entry",
+        "exit 2 with eval's refusal in the suite's words (`s.yaml, models[1]: base_url: not used by backend hf (…)`); in `defaults` they go to the server entries only",
+        "tests/test_hostile_eval.py::test_n9_server_keys_on_an_in_process_backend_are_refused_in_a_suite", HOSTILE_33_EVAL)
+covered("arguments", "`reference --shots -3`", "exit 2 from the parser (`expected a non-negative integer`); no `results_-3shot.json`",
+        "tests/test_hostile_eval.py::test_n12_reference_refuses_negative_shots", HOSTILE_33_EVAL)
+covered("question set", "`--fewshot-data` holding a test item under another id (options in another order)",
+        "exit 2: `…dev.jsonl, row 2: exemplar 'cloze-innocent' is test item 'cloze-t3' under another id (same question and options) …`",
+        "tests/test_hostile_eval.py::test_n13_a_test_item_among_the_exemplars_under_another_id_is_refused", HOSTILE_33_EVAL)
+covered("server", "an openai `--tokenizer` folder whose `tokenizer.json` lacks `added_tokens`",
+        "exit 2 before any request: `--tokenizer '…': the tokenizer files in this folder could not be read (KeyError: 'added_tokens')`",
+        "tests/test_hostile_eval.py::test_n16_a_tokenizer_json_without_added_tokens_is_one_line", HOSTILE_33_EVAL)
+covered("server", "items that errored on a broken server (HTTP 400), run again once it is fixed",
+        "the same command scores just those items again (warning `retrying 2 item(s)`, `timing.items_retried`); the table's note says a rerun retries them",
+        "tests/test_hostile_eval.py::test_n19_items_that_errored_are_retried_on_the_next_run", HOSTILE_33_EVAL)
+covered("output", "disk full in `eval`: a predictions append cut short by the kernel (file size limit), ENOSPC at the results file's fsync",
+        "exit 2: `…/predictions_0shot.jsonl: no space left to write it (File too large); free some space … and run the same command again`; whole records only are kept, no `.tmp`; the same command resumes",
+        "tests/test_hostile_eval.py::test_disk_full_in_eval_is_one_line_and_keeps_what_was_written", HOSTILE_33_EVAL)
 
 
 if __name__ == "__main__":

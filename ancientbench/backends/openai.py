@@ -39,6 +39,7 @@ reasoning models require).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import threading
@@ -84,11 +85,10 @@ def letters_from_top(candidates: Sequence[tuple[str, float]], continuations: Seq
 
 
 def bad_logprob(values) -> str | None:
-    """The first value that is no finite number (NaN, infinities, a string), as text; None when all are fine."""
+    """The first value that is no log-probability, as text: a log-probability is a finite number <= 0 (a JSON
+    ``null``, ``true``, a string, NaN, an infinity or ``+5.0`` is none); None when all are fine."""
     for v in values:
-        if v is None:
-            continue
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        if v is None or isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v > 0:
             return repr(v)
     return None
 
@@ -113,6 +113,40 @@ def _chat_candidates(choice) -> list[tuple[str, float]] | None:
         return None
     first = lp.content[0]
     return [(t.token, t.logprob) for t in (first.top_logprobs or [])] + [(first.token, first.logprob)]
+
+
+def _boolean_logprob(text: str) -> str | None:
+    """The first JSON ``true``/``false`` among the log-probabilities of a response body, as text; else None."""
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return None
+    stack = [c.get("logprobs") for c in body.get("choices") or [] if isinstance(c, dict)] if isinstance(body, dict) else []
+    while stack:
+        value = stack.pop()
+        if isinstance(value, bool):
+            return repr(value)
+        stack.extend(value.values() if isinstance(value, dict) else value if isinstance(value, list) else [])
+    return None
+
+
+def load_tokenizer(name: str):
+    """``--tokenizer`` (a Hub id or folder), or one line naming it: not found, or files that do not parse (a
+    tokenizer.json without ``added_tokens`` is a KeyError inside transformers)."""
+    from pathlib import Path
+
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(name)
+    except Exception as err:  # a local folder's file that does not parse (a user file: one line), else a bug
+        if Path(name).is_dir():
+            raise BackendError(f"--tokenizer {name!r}: the tokenizer files in this folder could not be read "
+                               f"({type(err).__name__}: {err})") from err
+        if isinstance(err, (OSError, ValueError)):  # not a folder, and not on the Hub (or offline)
+            raise BackendError(f"--tokenizer {name!r}: no such folder, and no tokenizer of that name could be "
+                               f"loaded ({err})") from err
+        raise
 
 
 def _status_text(err) -> str:
@@ -179,6 +213,8 @@ class OpenAIBackend(Backend):
         served = cls._served_model(client, config)
         backend = cls(config, client, served, options)
         backend._counts, backend._lock = counts, lock
+        if config.tokenizer:  # before the stored predictions are checked: a typo must not set a finished run aside
+            backend._tokenizer = load_tokenizer(config.tokenizer)
         return backend
 
     @staticmethod
@@ -265,12 +301,7 @@ class OpenAIBackend(Backend):
         if not self.config.tokenizer:
             return None
         if self._tokenizer is None:
-            from transformers import AutoTokenizer
-
-            try:
-                self._tokenizer = AutoTokenizer.from_pretrained(self.config.tokenizer)
-            except (OSError, ValueError) as err:
-                raise BackendError(f"cannot load tokenizer {self.config.tokenizer!r}: {err}") from err
+            self._tokenizer = load_tokenizer(self.config.tokenizer)
         tok = self._tokenizer
         out = []
         for p in prompts:
@@ -300,12 +331,15 @@ class OpenAIBackend(Backend):
         return kwargs
 
     def _call(self, fn: Callable[[], Any]):
-        """One API call; ``(response, None)``, or ``(None, error text)`` when the server refuses the item."""
+        """One API call (``fn`` makes it ``with_raw_response``); ``(response, None)``, or ``(None, error text)``
+        when the server refuses the item or answers a log-probability ``true``/``false`` (the client would read
+        it as 1.0/0.0, so the raw body is checked)."""
         import openai
 
         where = self.config.base_url or "the OpenAI API"
         try:
-            resp = fn()
+            raw = fn()
+            resp = raw.parse()
         except (ValueError, TypeError, AttributeError) as err:  # the client could not parse the body
             raise BackendError(f"the server at {where} answered a response that is not OpenAI-compatible JSON "
                                f"({type(err).__name__}: {err})") from err
@@ -324,17 +358,20 @@ class OpenAIBackend(Backend):
         if not isinstance(choices, list) or not choices:
             raise BackendError(f"the server at {where} answered without choices (got {type(resp).__name__} with "
                                f"choices={choices!r:.60}); it is not an OpenAI-compatible completion")
+        flag = _boolean_logprob(raw.text)
+        if flag is not None:
+            return None, f"the server at {where} returned a log-probability that is no finite number <= 0 ({flag})"
         return resp, None
 
     def _one_letter(self, req: LetterRequest) -> LetterResult:
         k = self.options["top_logprobs"]
         if req.prompt.chat:
-            resp, error = self._call(lambda: self.client.chat.completions.create(
+            resp, error = self._call(lambda: self.client.chat.completions.with_raw_response.create(
                 model=self.config.model, messages=[{"role": "user", "content": req.prompt.text}],
                 logprobs=True, top_logprobs=k, **self._sampling(1)))
             candidates = None if resp is None else _chat_candidates(resp.choices[0])
         else:
-            resp, error = self._call(lambda: self.client.completions.create(
+            resp, error = self._call(lambda: self.client.completions.with_raw_response.create(
                 model=self.config.model, prompt=req.prompt.text, logprobs=k, **self._sampling(1)))
             candidates = None if resp is None else _completion_candidates(resp.choices[0])
         if error is not None:
@@ -346,7 +383,7 @@ class OpenAIBackend(Backend):
         bad = bad_logprob(lp for _, lp in candidates)
         if bad is not None:  # never a score: NaN would make every prediction "A"
             return LetterResult(None, error=f"the server at {self.config.base_url or 'the OpenAI API'} returned a "
-                                            f"non-finite or non-numeric log-probability ({bad}) for {self.config.model!r}")
+                                            f"log-probability that is no finite number <= 0 ({bad}) for {self.config.model!r}")
         logprobs = letters_from_top(candidates, req.continuations)
         missing = sum(v is None for v in logprobs)
         with self._lock:
@@ -361,7 +398,7 @@ class OpenAIBackend(Backend):
                                        "prompt's log-probabilities; a chat endpoint does not): drop --chat")
         context = req.prompt.text
         texts = [context + c for c in req.continuations]
-        resp, error = self._call(lambda: self.client.completions.create(
+        resp, error = self._call(lambda: self.client.completions.with_raw_response.create(
             model=self.config.model, prompt=texts, echo=True, logprobs=1, **self._sampling(1)))
         if error is not None:
             return LoglikelihoodResult(None, error=error)
@@ -390,8 +427,8 @@ class OpenAIBackend(Backend):
                         raise BackendError("the server echoed a token without a log-probability inside an option")
                     if bad_logprob([value]) is not None:
                         return LoglikelihoodResult(None, error=f"the server at {self.config.base_url or 'the OpenAI API'} "
-                                                               f"returned a non-finite or non-numeric log-probability "
-                                                               f"({bad_logprob([value])}) inside an option")
+                                                               f"returned a log-probability that is no finite number "
+                                                               f"<= 0 ({bad_logprob([value])}) inside an option")
                     total += float(value)
                     n += 1
             if n == 0:
@@ -402,11 +439,11 @@ class OpenAIBackend(Backend):
 
     def _one_generate(self, req: GenerateRequest) -> GenerateResult:
         if req.prompt.chat:
-            resp, error = self._call(lambda: self.client.chat.completions.create(
+            resp, error = self._call(lambda: self.client.chat.completions.with_raw_response.create(
                 model=self.config.model, messages=[{"role": "user", "content": req.prompt.text}],
                 **self._sampling(req.max_new_tokens)))
         else:
-            resp, error = self._call(lambda: self.client.completions.create(
+            resp, error = self._call(lambda: self.client.completions.with_raw_response.create(
                 model=self.config.model, prompt=req.prompt.text, **self._sampling(req.max_new_tokens)))
         if error is not None:
             return GenerateResult(None, error=error)

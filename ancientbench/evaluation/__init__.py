@@ -8,7 +8,8 @@ returns ``{shots: results}``. For every (model, setting) it writes, under ``<out
 - ``predictions_<k>shot.meta.json``: the setting's fingerprint (:class:`.settings.Settings` plus the
   backend's: model, revision/weights hash, dtype, tokenizer files, chat template, context limit) and the
   data files' hashes. A rerun with the same ``--output`` resumes: it keeps a prediction only when its
-  ``item_sha256`` and ``fewshot_sha256`` equal this run's for that id and scores the rest; a rerun whose
+  ``item_sha256`` and ``fewshot_sha256`` equal this run's for that id, its gold and prediction agree with
+  the item and its stored numbers, and it is no error record (those are retried), and scores the rest; a rerun whose
   setting differs reuses nothing: a warning names what changed, the old files are set aside as
   ``*.superseded-<time>.*`` and every item is scored again (``--overwrite`` deletes them instead).
 - ``results_<k>shot.json``: the self-describing results (:mod:`.results`).

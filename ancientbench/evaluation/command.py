@@ -32,6 +32,25 @@ SERVER_FLAGS = {"base_url": "--base-url", "api_key_env": "--api-key-env", "concu
                 "timeout": "--timeout", "max_retries": "--max-retries", "tokenizer": "--tokenizer"}
 
 
+SERVER_BACKENDS = ("openai",)  # the backends that talk to a server: they take the server flags
+OPTION_BACKENDS = ("openai", "vllm")  # the backends that take --backend-option
+
+
+def unused_options(backend: str, given: dict[str, str]) -> list[str]:
+    """Of the server options given (``SERVER_FLAGS``' names or ``backend_option(s)`` -> as the user wrote it),
+    those ``backend`` would ignore."""
+    return [shown for dest, shown in given.items()
+            if backend not in (OPTION_BACKENDS if dest.startswith("backend_option") else SERVER_BACKENDS)]
+
+
+def unused_message(unused: list[str], backend: str, *, suite: bool = False) -> str:
+    """The one refusal of options a backend would ignore, in the command line's words or a suite file's."""
+    be, server, option = ("backend", "server keys", "backend_options") if suite else (
+        "--backend", "server flags", "--backend-option")
+    return (f"{', '.join(unused)}: not used by {be} {backend} ({server} are for {be} {', '.join(SERVER_BACKENDS)}; "
+            f"{option} for {' and '.join(OPTION_BACKENDS)}); drop them or choose that backend")
+
+
 def add_arguments(parser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = ("backends:\n" + "\n".join(f"  {n:<12} {BACKEND_HELP.get(n, '')}" for n in BACKENDS)
@@ -99,12 +118,10 @@ def backend_config(args) -> BackendConfig:
 def ignored_flags(args) -> list[str]:
     """Flags given on the command line that the chosen backend would ignore (server flags off a server backend;
     --backend-option on a backend that takes none)."""
-    out = []
-    if args.backend != "openai":
-        out += [flag for dest, flag in SERVER_FLAGS.items() if getattr(args, dest) != SERVER_DEFAULTS[dest]]
-    if args.backend_option and args.backend not in ("openai", "vllm"):
-        out.append("--backend-option")
-    return out
+    given = {dest: flag for dest, flag in SERVER_FLAGS.items() if getattr(args, dest) != SERVER_DEFAULTS[dest]}
+    if args.backend_option:
+        given["backend_option"] = "--backend-option"
+    return unused_options(args.backend, given)
 
 
 def run(args) -> int:
@@ -119,8 +136,7 @@ def run(args) -> int:
     warnings.formatwarning = lambda message, category, *a, **k: f"warning: {message}\n"  # no source lines on a CLI
     unused = ignored_flags(args)
     if unused:
-        raise AncientBenchError(f"{', '.join(unused)}: not used by --backend {args.backend} (server flags are for "
-                              "--backend openai; --backend-option for openai and vllm); drop them or choose that backend")
+        raise AncientBenchError(unused_message(unused, args.backend))
     if not (math.isfinite(args.timeout) and args.timeout > 0):
         raise AncientBenchError(f"--timeout must be a positive number of seconds, got {args.timeout}")
     if args.max_retries < 0:

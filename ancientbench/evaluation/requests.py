@@ -47,6 +47,16 @@ class ModeRequests:
         """``rec`` (the record's common fields) with this mode's fields from ``result``."""
         raise NotImplementedError
 
+    def agrees(self, rec: Mapping, item: Mapping) -> bool:
+        """Whether a stored record is what :meth:`fill` makes of its stored numbers for ``item``: its gold the
+        item's answer, its ``pred`` read again from what it stores (a hand-edited line is not)."""
+        if rec.get("gold") != item["answer"]:
+            return False
+        return rec.get("pred") is None if rec.get("error") else self.reads(rec, item)
+
+    def reads(self, rec: Mapping, item: Mapping) -> bool:
+        raise NotImplementedError
+
 
 class LetterMode(ModeRequests):
     mode = "letter"
@@ -69,6 +79,9 @@ class LetterMode(ModeRequests):
                 rec.update(error="no answer letter among the log-probabilities the backend returned",
                            error_type="missing_letters")
         return rec
+
+    def reads(self, rec, item):
+        return isinstance(rec.get("logprobs"), list) and rec.get("pred") == argmax_letter(rec["logprobs"])
 
 
 class PplMode(ModeRequests):
@@ -94,6 +107,14 @@ class PplMode(ModeRequests):
         rec.update(pred=argmax_letter(norm), pred_sum=argmax_letter(sums), option_logprobs=sums,
                    option_logprobs_norm=norm, option_tokens=result.n_tokens)
         return rec
+
+    def reads(self, rec, item):
+        sums = rec.get("option_logprobs")
+        if not isinstance(sums, list) or None in sums:
+            return False
+        norm = [s / max(1, len(item[x])) for s, x in zip(sums, LETTERS)]
+        return (rec.get("option_logprobs_norm") == norm and rec.get("pred") == argmax_letter(norm)
+                and rec.get("pred_sum") == argmax_letter(sums))
 
 
 class GenerateMode(ModeRequests):
@@ -121,6 +142,12 @@ class GenerateMode(ModeRequests):
         if log_samples:
             rec["response"] = result.text
         return rec
+
+    def reads(self, rec, item):
+        """Read again from the stored answer where ``--log-samples`` kept it (otherwise nothing to read from)."""
+        if not isinstance(rec.get("response"), str):
+            return True
+        return rec.get("pred") == extract_letter(rec["response"], item)[0]
 
 
 MODES: dict[str, ModeRequests] = {m.mode: m for m in (LetterMode(), PplMode(), GenerateMode())}

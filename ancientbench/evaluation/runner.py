@@ -231,6 +231,7 @@ class Plan:
     letter_ids: dict | None = None
     lock: OutputLock | None = None  # held by the main process from plan to the end of assemble
     blocks: dict[str, str] = field(default_factory=dict)  # id -> block_sha256 of its block in this run
+    retried: int = 0  # stored error records (no answer from the backend) scored again
 
 
 def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, overwrite=False, repair=False,
@@ -246,6 +247,8 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
     expected = {it["id"]: (item_sha256(it), task_fewshot[t]) for t, rows in questions.items.items() for it in rows}
     store, done, pred_file, letter_ids, lock = None, {}, None, None, None
     stale: list[str] = []
+    retried: list[str] = []
+    whole_blocks = settings.mode != "generate" and type(backend).batches_in_process
     if output_dir is not None:
         folder = Path(output_dir) / settings.output_name(model_slug(backend.info()["name_or_path"]))
         pred_file = predictions_path(folder, shots)
@@ -264,20 +267,9 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
                     raise
                 error = str(err)
             letter_ids = store.letter_token_ids if store is not None else None
-            stale = [i for i in expected if i in done and not _matches(done[i], expected[i])]
-            for i in stale:  # scored again; the rewrite at the end replaces them
-                del done[i]
-            if stale:
-                shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
-                warnings.warn(
-                    f"{pred_file}: {len(stale)} stored prediction(s) were made for other items or few-shot "
-                    f"exemplars under the same id (question, options, answer or another field changed, other "
-                    f"exemplars, or written before items were hashed), or are malformed (a prediction that is no "
-                    f"letter, log-probabilities that are not four numbers): {shown}; scoring them again",
-                    stacklevel=3,
-                )
+            stale, retried = _unusable(done, expected, questions, settings.mode, whole_blocks, pred_file)
         if procs.num_processes > 1:
-            error, done, letter_ids, stale = procs.broadcast((error, done, letter_ids, stale))
+            error, done, letter_ids, stale, retried = procs.broadcast((error, done, letter_ids, stale, retried))
             if error:
                 raise ResumeError(error)
             if not main:
@@ -288,7 +280,6 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
     # as in an uninterrupted run and its log-probs are bit-identical (same batches, same padding). Items
     # stored for another version of their row (stale) are scored alone; so is everything in generate mode
     # and on a server (one request per item: no batches to keep; and a server must not be asked twice).
-    whole_blocks = settings.mode != "generate" and type(backend).batches_in_process
     stale_ids = set(stale)
     block_of: dict[str, str] = {}
     todo: dict[str, list[dict]] = {}
@@ -308,7 +299,40 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
             done.pop(it["id"], None)
         todo[t] = procs.shard(again)  # each process scores a contiguous shard of every task's remaining items
     return Plan(settings, fingerprint, expected, done, todo, wanted_ids, store, pred_file, letter_ids, lock,
-                block_of)
+                block_of, len(retried))
+
+
+def _shown(ids: list[str]) -> str:
+    return ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+
+
+def _unusable(done: dict[str, dict], expected: Mapping, questions, mode: str, whole_blocks: bool,
+              pred_file: Path) -> tuple[list[str], list[str]]:
+    """Drop from ``done`` what a resumed run must score again, with a warning each: stale records (made for
+    another item or exemplar set, malformed, or disagreeing with their item) and error records it retries."""
+    asking, item_of = MODES[mode], {it["id"]: it for rows in questions.items.values() for it in rows}
+    stale = [i for i in expected if i in done and not (_matches(done[i], expected[i]) and asking.agrees(done[i], item_of[i]))]
+    for i in stale:  # scored again; the rewrite at the end replaces them
+        del done[i]
+    if stale:
+        warnings.warn(
+            f"{pred_file}: {len(stale)} stored prediction(s) were made for other items or few-shot "
+            f"exemplars under the same id (question, options, answer or another field changed, other "
+            f"exemplars, or written before items were hashed), are malformed (a prediction that is no "
+            f"letter, log-probabilities that are not four numbers), or disagree with their item (a gold "
+            f"that is not its answer, a prediction that is not what the stored log-probabilities give): "
+            f"{_shown(stale)}; scoring them again", stacklevel=4)
+    # Records without an answer (a server error, no letter) are scored again: the server may answer now. An item
+    # too long for the context is retried only where that costs no scoring of its block (the context limit is
+    # part of the fingerprint; a server's may have grown).
+    retried = [i for i in expected if i in done and done[i].get("error") and not (
+        whole_blocks and done[i].get("error_type", "context_length") == "context_length")]
+    for i in retried:
+        del done[i]
+    if retried:
+        warnings.warn(f"{pred_file}: retrying {len(retried)} item(s) the backend gave no answer for last time: "
+                      f"{_shown(retried)}", stacklevel=4)
+    return stale, retried
 
 
 def score(backend: Backend, questions, p: Plan, *, progress=True, log_samples=False, procs) -> tuple[dict, list, float]:
@@ -404,6 +428,7 @@ def assemble(backend: Backend, questions, p: Plan, new: dict, batch_used: list, 
         "seconds": round(seconds, 3),
         "items_scored": len(new),
         "items_resumed": resumed,
+        "items_retried": p.retried,
         "items_per_second": round(len(new) / seconds, 3) if new and seconds > 0 else None,
     }
     results = build_results(

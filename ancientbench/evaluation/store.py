@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..errors import AncientBenchError
-from ..fileio import atomic_write
+from ..fileio import append_whole, atomic_write
 from ..schema import FIELDS
 from .layout import RESULTS_FORMAT, part_path, results_path, sidecar_path
 
@@ -197,9 +197,7 @@ class PredictionStore:
     def append(self, records: Sequence[dict]) -> None:
         if not records:
             return
-        with self.write_path.open("a", encoding="utf-8", newline="\n") as fh:
-            fh.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
-            fh.flush()
+        append_whole(self.write_path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
 
     def finalize(self, ordered: Sequence[dict], extra: Sequence[dict] = ()) -> None:
         """Rewrite the file in dataset order (records of items outside this run are kept after them); the part

@@ -178,6 +178,11 @@ def write_reference_rows(out: str | Path, data: str | Path | None = None, *, row
     from ..quality.strategies import Context
     from ..schema import load_split, split_file
 
+    bad = [k for k in shots if isinstance(k, bool) or not isinstance(k, int) or k < 0]
+    if bad:  # a results_-3shot.json would be filed as a setting no evaluation has
+        from .results import ReportError
+
+        raise ReportError(f"shots must be non-negative integers, got {bad[0]!r}")
     root = Path(data) if data is not None else Path(DATASET_PATH)
     full = {t: load_split(root, t, "test") for t in TASK_NAMES}
     tests = {t: rows[:limit] for t, rows in full.items()}
@@ -208,7 +213,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", "--out", dest="out", default="results/reference", help="folder for the rows (default %(default)s)")
     parser.add_argument("--data", default=None, help="dataset folder (default: the bundled dataset)")
     parser.add_argument("--rows", nargs="+", choices=list(ROWS), default=None, help="which rows (default: all)")
-    parser.add_argument("--shots", nargs="+", type=int, default=[0, 5], help="shot settings to file them under (default 0 5)")
+    parser.add_argument("--shots", nargs="+", type=non_negative_int, default=[0, 5],
+                        help="shot settings to file them under (default 0 5)")
     parser.add_argument("--limit", type=int, default=None, help="the first N test items per task (as eval --limit)")
     parser.add_argument("--seed", type=non_negative_int, default=0)
 
