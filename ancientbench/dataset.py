@@ -199,19 +199,38 @@ def cache_dataset(
 ) -> dict:
     """Load every config once with ``datasets.load_dataset`` so ``load_dataset("ancientbench", cfg)`` works by name.
 
-    The datasets cache keys a local folder by its name, and the bundled folder is named ``ancientbench``; after
-    this call ``load_dataset("ancientbench", cfg)`` finds the cached copy from any directory, offline too
-    (pass the same ``cache_dir`` if you give one). Returns ``{config: DatasetDict}``; configs whose files are
-    absent are skipped with a warning.
+    The datasets cache keys a local folder by its name and its card's YAML (which records each data file's
+    sha256), and the bundled folder is named ``ancientbench``; after this call ``load_dataset("ancientbench", cfg)``
+    finds the cached copy from any directory, offline too (pass the same ``cache_dir`` if you give one). A cached
+    copy whose rows differ from the files (another folder with the same card wrote it) is rebuilt, with a warning.
+    Returns ``{config: DatasetDict}``; configs the card does not list or whose files are absent are skipped with a
+    warning (``"all"``, every task in one config, is taken when asked for and listed).
     """
-    from datasets import get_dataset_config_names, load_dataset
+    from datasets import get_dataset_config_names
 
     path = Path(path) if path is not None else default_data()
     declared = set(get_dataset_config_names(str(path)))  # the configs the dataset card lists
     out = {}
     for cfg in configs or TASK_NAMES:
-        if cfg not in declared or not split_file(path, cfg, "test").is_file():
+        has_data = cfg == "all" or split_file(path, cfg, "test").is_file()
+        if cfg not in declared or not has_data:
             warnings.warn(f"config {cfg!r} is not in the card of {path} or has no data there; not cached", stacklevel=2)
             continue
-        out[cfg] = load_dataset(str(path), cfg, cache_dir=str(cache_dir) if cache_dir is not None else None)
+        out[cfg] = load_checked(path, cfg, cache_dir)
     return out
+
+
+def load_checked(path: str | Path, config: str, cache_dir: str | Path | None = None):
+    """``load_dataset(path, config)``, rebuilt from the files when the cached copy's rows are not the files' rows."""
+    from datasets import load_dataset_builder
+
+    builder = load_dataset_builder(str(path), config, cache_dir=str(cache_dir) if cache_dir is not None else None)
+    builder.download_and_prepare()
+    ds = builder.as_dataset()
+    files = builder.config.data_files  # resolved: split -> the files in card order
+    if any(ds[s].to_list() != [r for f in files[s] for r in read_jsonl(f)] for s in ds):
+        warnings.warn(f"the datasets cache of {path} config {config!r} held other rows than its files; rebuilt it", stacklevel=2)
+        builder.download_and_prepare(download_mode="force_redownload")
+        ds = builder.as_dataset()
+    return ds
+

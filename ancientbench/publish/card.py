@@ -21,6 +21,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from ..dataset import file_sha256
 from ..errors import RecordsMissing
 from ..schema import FIELDS, SPLITS, DataError, load_split, split_file
 from ..tasks import COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES
@@ -111,8 +112,8 @@ def render_yaml(folder: str | Path, rows: dict | None = None) -> str:
                 out.extend([f"  - name: {f}", "    dtype: string"])
         else:
             out.append("  features: *features")
-        # Split sizes (num_bytes: the split's data files) and the files' bytes: datasets keys its cache of a
-        # card-configured folder on this YAML alone, so these make a rebuilt config load fresh, not from a stale cache.
+        # Split sizes and each file's sha256: datasets keys its cache of a card-configured folder on this YAML
+        # alone (not on the files), so the checksums make changed data - even of the same size - load fresh.
         out.append("  splits:")
         size = 0
         for split, paths in files:
@@ -120,7 +121,11 @@ def render_yaml(folder: str | Path, rows: dict | None = None) -> str:
             n_rows = sum(len(rows[t][split]) for t in configs if split_file(folder, t, split).relative_to(Path(folder)).as_posix() in paths)
             out.extend([f"  - name: {split}", f"    num_bytes: {n_bytes}", f"    num_examples: {n_rows}"])
             size += n_bytes
-        out.extend([f"  download_size: {size}", f"  dataset_size: {size}"])
+        out.extend([f"  download_size: {size}", f"  dataset_size: {size}", "  download_checksums:"])
+        for _, paths in files:
+            for p in paths:
+                out.extend([f"    {p}:", f"      num_bytes: {(Path(folder) / p).stat().st_size}",
+                            f"      checksum: {file_sha256(Path(folder) / p)}"])
 
     for i, t in enumerate(configs):
         info(t, [(split, [path]) for split, path in split_paths(folder, t)], i == 0)
