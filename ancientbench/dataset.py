@@ -17,13 +17,17 @@ predictions are keyed by id.
 from __future__ import annotations
 
 import hashlib
+import json
+import re
+import tempfile
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 from .errors import AncientBenchError
-from .schema import DataError, load_question_file, load_split, read_jsonl, reject_duplicate_ids, split_file
+from .schema import FIELDS, DataError, load_question_file, load_split, read_jsonl, reject_duplicate_ids, split_file
 from .tasks import TASK_NAMES, get_task, resolve_tasks
 
 
@@ -234,3 +238,69 @@ def load_checked(path: str | Path, config: str, cache_dir: str | Path | None = N
         ds = builder.as_dataset()
     return ds
 
+
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")  # a Hub dataset id (or a registered bare name)
+_FILE_SUFFIXES = (".jsonl", ".json")  # a missing question file is a typo, not a Hub id
+
+
+@contextmanager
+def data_source(data):
+    """``(path, label, fewshot)`` for what ``evaluate_model(data=...)`` was given, as :func:`load_questions` reads it.
+
+    A path (folder or JSONL) is used as it is (label None). What Hugging Face users hold is written to a
+    temporary dataset folder for the duration: a ``datasets.DatasetDict`` (its ``test`` split, and ``dev`` when
+    present), a ``datasets.Dataset`` (test rows, like a JSONL question file) or a Hub id / registered name, loaded
+    with ``load_dataset(id, "all")``. Rows keep the schema's column order, so the shipped data written back is
+    byte-identical and records the same file hashes. The label says what the data was in the results;
+    ``fewshot`` is the bundled dataset for a DatasetDict without ``dev`` (as for a question file), else None.
+    """
+    if data is None or isinstance(data, Path) or (isinstance(data, str) and (
+            Path(data).exists() or not HUB_ID.match(data) or data.endswith(_FILE_SUFFIXES))):
+        yield data, None, None
+        return
+    label = None
+    if isinstance(data, str):
+        label, data = data, _load_hub(data)
+    kind = type(data).__name__
+    if kind not in ("Dataset", "DatasetDict") or not type(data).__module__.startswith("datasets"):
+        raise DataOptionError(f"data: expected a path, a Hub id, a datasets.Dataset or a datasets.DatasetDict, got {kind}")
+    with tempfile.TemporaryDirectory(prefix="ancientbench-data-") as tmp:
+        fewshot = default_data() if kind == "DatasetDict" and "dev" not in data else None
+        yield _write_hf(data, Path(tmp)), label or f"datasets.{kind}", fewshot
+
+
+def _load_hub(name: str):
+    import datasets  # lazy: heavy, and only for a Hub id
+
+    try:
+        return datasets.load_dataset(name, "all")
+    except Exception as err:  # offline, unknown id, no such config: one line naming the id
+        why = f"{type(err).__name__}: {str(err).splitlines()[0]}" if str(err) else type(err).__name__
+        raise DataNotFoundError(f"--data {name}: no such dataset folder or JSONL file, and no Hugging Face dataset of that "
+                                f"id could be loaded (load_dataset({name!r}, 'all'): {why})") from None
+
+
+def _write_hf(data, root: Path) -> Path:
+    """Write a Dataset (one JSONL question file) or a DatasetDict (a dataset folder) under ``root``."""
+    def dump(path: Path, rows) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8", newline="\n") as fh:
+            for row in rows:
+                ordered = {**{f: row[f] for f in FIELDS if f in row}, **row}
+                fh.write(json.dumps(ordered, ensure_ascii=False) + "\n")
+
+    if type(data).__name__ == "Dataset":
+        dump(root / "questions.jsonl", data.to_list())
+        return root / "questions.jsonl"
+    unknown = sorted(set(data) - {"test", "dev"})
+    if "test" not in data or unknown:
+        raise DataOptionError(f"data: a DatasetDict needs a 'test' split (and optionally 'dev'); it has {sorted(data)}")
+    for split in data:
+        by_task: dict[str, list[dict]] = {}
+        for row in data[split].to_list():
+            if not isinstance(row.get("task"), str) or row["task"] not in TASK_NAMES:
+                raise DataError(f"datasets.DatasetDict[{split!r}]", None, "task", f"not a task name: {row.get('task')!r}")
+            by_task.setdefault(row["task"], []).append(row)
+        for task, rows in by_task.items():
+            dump(split_file(root, task, split), rows)
+    return root
