@@ -23,6 +23,7 @@ from pathlib import Path
 
 import yaml
 
+from ..argtypes import add_no_progress
 from ..dataset import file_sha256
 from ..errors import AncientBenchError
 from ..tasks import TASK_NAMES
@@ -138,6 +139,7 @@ def data_digest(checksums: dict[str, str]) -> str:
 def add_arguments(parser) -> None:
     parser.add_argument("--skip-dataset", action="store_true", help="register only the metric")
     parser.add_argument("--folder", default=None, help="dataset folder to register (default: the package's own)")
+    add_no_progress(parser)  # datasets' "Generating split" bars
 
 
 def run(args) -> int:

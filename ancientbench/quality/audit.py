@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ..argtypes import add_no_progress
 from ..schema import read_config
 from ..tasks import LETTERS, TASK_BY_NAME, TASK_NAMES
 from .strategies import (
@@ -205,6 +206,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also run the combined knowledge-free predictor on every config (minutes: two models, 5 folds)")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     p.add_argument("--strict", action="store_true", help="exit 1 when a bound is broken")
+    add_no_progress(p)
 
 
 def run(args: argparse.Namespace) -> int:
