@@ -10,6 +10,7 @@ prose written by hand and kept as it is when the card is regenerated.
     python -m ancientbench.publish.card            # rewrite the YAML header and the count tables
     python -m ancientbench.publish.card --audit    # also the audit block (add --shuowen DIR for 說文 agreement)
     python -m ancientbench.publish.card --check    # exit 1 if the committed card is out of date
+    python -m ancientbench.publish.card --check --audit   # the audit and changelog blocks compared too (slow)
 """
 
 from __future__ import annotations
@@ -462,25 +463,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--audit", action="store_true", help="also regenerate the audit and changelog blocks (ancientbench.quality.audit)")
     p.add_argument("--shuowen", default=None, metavar="DIR", help="說文 data folder, for the agreement figures (with --audit)")
     p.add_argument("--sources", default=None, metavar="DIR", help="folder with node_modules/chinese-poetry (with --audit)")
-    p.add_argument("--check", action="store_true", help="do not write; exit 1 if the YAML or count tables are out of date")
+    p.add_argument("--check", action="store_true", help="do not write; exit 1 if the YAML or generated tables are out of date (with --audit: the audit and changelog blocks too)")
     args = p.parse_args(argv)
     from .. import DATASET_PATH
 
     folder = Path(args.folder or DATASET_PATH)
     path = card_path(folder)
     existing = path.read_text(encoding="utf-8") if path.is_file() else None
-    if args.check:
-        if existing is None:
-            print(f"error: no dataset card at {path}")
-            return 1
-        fresh = render_card(folder, existing)
-        if fresh != existing:
-            print(f"error: {path} is out of date; run: python -m ancientbench.publish.card")
-            return 1
-        print(f"{path}: up to date")
-        return 0
+    if args.check and existing is None:
+        print(f"error: no dataset card at {path}")
+        return 1
     audit_block = render_audit(folder, args.shuowen, args.sources) if args.audit else None
     changelog_block = render_changelog(folder, args.sources) if args.audit else None
+    if args.check:  # with --audit the audit and changelog blocks are recomputed and compared too
+        if render_card(folder, existing, audit_block, changelog_block) != existing:
+            print(f"error: {path} is out of date; run: python -m ancientbench.publish.card" + (" --audit" if args.audit else ""))
+            return 1
+        print(f"{path}: up to date" + (" (audit and changelog blocks included)" if args.audit
+                                       else " (audit and changelog blocks not compared: add --audit)"))
+        return 0
     path.write_text(render_card(folder, existing, audit_block, changelog_block), encoding="utf-8")
     configs = present_configs(folder)
     print(f"wrote {path}: {len(configs)} of {len(TASK_NAMES)} configs" + (" (with audit)" if args.audit else ""))
