@@ -120,12 +120,15 @@ def _register(folder, capsys) -> tuple[int, str]:
 
 
 def _first_answers(src) -> str:
-    """The first cloze test answer, in config cloze and in config all (by bare name or by path)."""
+    """The first cloze test answer in config cloze, in config all, and with no config name (the card's default,
+    cloze), by bare name or by path."""
     import datasets
 
-    cloze = datasets.load_dataset(str(src), "cloze", split="test")[0]["answer"]
+    cloze = datasets.load_dataset(str(src), "cloze", split="test")
     every = datasets.load_dataset(str(src), "all", split="test")
-    return cloze + " " + every[every["id"].index("cloze-test-0")]["answer"]
+    default = datasets.load_dataset(str(src), split="test")
+    assert set(default["task"]) == {"cloze"}, set(default["task"])
+    return " ".join((cloze[0]["answer"], every[every["id"].index("cloze-test-0")]["answer"], default[0]["answer"]))
 
 
 def test_a_changed_answer_of_the_same_size_is_followed_by_bare_name_and_path(tmp_path, cache, capsys):
@@ -133,16 +136,16 @@ def test_a_changed_answer_of_the_same_size_is_followed_by_bare_name_and_path(tmp
 
     folder = _clone(tmp_path / "clone")
     assert _register(folder, capsys)[0] == 0
-    assert _first_answers("ancientbench") == "A A" and _first_answers(folder) == "A A"
+    assert _first_answers("ancientbench") == "A A A" and _first_answers(folder) == "A A A"
 
     _answer_b(folder, regenerate=False)  # the card still records the old checksum: register refuses, naming the file
     code, out = _register(folder, capsys)
     assert code == 2 and "data/cloze/test.jsonl differs from the sha256" in out and "Traceback" not in out
 
     assert card.main(["--folder", str(folder)]) == 0  # the card now records the new checksum
-    assert _first_answers(folder) == "B B"  # by path: a new cache key, before any register
+    assert _first_answers(folder) == "B B B"  # by path: a new cache key, before any register
     assert _register(folder, capsys)[0] == 0
-    assert _first_answers("ancientbench") == "B B"
+    assert _first_answers("ancientbench") == "B B B"
 
 
 def test_two_clones_on_one_cache_never_serve_each_other_unnoticed(tmp_path, cache, capsys):
@@ -154,19 +157,19 @@ def test_two_clones_on_one_cache_never_serve_each_other_unnoticed(tmp_path, cach
     assert code == 0 and "note:" not in out
     code, out = _register(two, capsys)
     assert code == 0 and f"now serves {two.resolve()}" in out and f"it served {one.resolve()}" in out
-    assert _first_answers(one) == "A A" and _first_answers(two) == "B B"  # by path: each clone its own data
-    assert _first_answers("ancientbench") == "B B"  # by name: the last registered, and register said so
+    assert _first_answers(one) == "A A A" and _first_answers(two) == "B B B"  # by path: each clone its own data
+    assert _first_answers("ancientbench") == "B B B"  # by name: the last registered, and register said so
     code, out = _register(one, capsys)  # re-registering a clone already cached takes the name back
     assert code == 0 and f"now serves {one.resolve()}" in out
-    assert _first_answers("ancientbench") == "A A"
+    assert _first_answers("ancientbench") == "A A A"
 
 
 def test_a_cached_copy_written_from_other_files_under_the_same_card_is_rebuilt(tmp_path, cache, capsys):
     one = _clone(tmp_path / "one")
     stale = _clone(tmp_path / "stale")
     _answer_b(stale, regenerate=False)  # same card as `one`, other rows: datasets gives both one cache key
-    assert _first_answers(stale) == "B B"
-    assert _first_answers(one) == "B B"  # datasets alone serves the other folder's rows, silently
+    assert _first_answers(stale) == "B B B"
+    assert _first_answers(one) == "B B B"  # datasets alone serves the other folder's rows, silently
     with pytest.warns(UserWarning, match="held other rows than its files; rebuilt it"):
         assert _register(one, capsys)[0] == 0
-    assert _first_answers(one) == "A A" and _first_answers("ancientbench") == "A A"
+    assert _first_answers(one) == "A A A" and _first_answers("ancientbench") == "A A A"

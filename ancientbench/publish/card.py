@@ -447,14 +447,15 @@ def yaml_header(text: str) -> str | None:
     return m.group(0) if m else None
 
 
-def card_configs(folder: str | Path | None = None) -> list[str]:
-    """The config names the folder's card lists (what ``load_dataset`` offers), [] without a card."""
+def card_configs(folder: str | Path | None = None, *, default: bool = False) -> list[str]:
+    """The config names the folder's card lists (what ``load_dataset`` offers), [] without a card; with
+    ``default``, only the one marked ``default: true`` (what ``load_dataset`` gives without a config name)."""
     import yaml
 
     path = card_path(folder)
     header = yaml_header(path.read_text(encoding="utf-8")) if path.is_file() else None
     meta = yaml.safe_load(header.strip().strip("-")) if header else {}
-    return [c["config_name"] for c in (meta or {}).get("configs") or []]
+    return [c["config_name"] for c in (meta or {}).get("configs") or [] if not default or c.get("default")]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -113,7 +113,26 @@ def register_dataset(cache_dir: str | Path | None = None, folder: str | Path | N
     for dsd in cached.values():  # the bare name takes each config's most recently modified copy: make it this one
         for split in dsd.values():
             os.utime(Path(split.cache_files[0]["filename"]).parent)
+    for name in card_configs(folder, default=True):
+        default_alias(Path(cached[name]["test"].cache_files[0]["filename"]).parent)
     return list(cached)
+
+
+def default_alias(copy: Path) -> Path:
+    """A copy of the default config's cached folder under a hash of its own, made the newest folder of the name.
+
+    With no config name, datasets' cache fallback takes the newest cached folder and refuses when other configs
+    share its hash ("multiple configurations in the cache"), which every config of one card does; this copy is
+    alone under its hash, so ``load_dataset("ancientbench")`` gives the card's default config, as from the folder.
+    """
+    alias = copy.with_name(hashlib.sha256(f"{copy.name}/default".encode()).hexdigest()[:16])
+    if not alias.is_dir():
+        tmp = copy.with_name(f".{alias.name}.{os.getpid()}.tmp")  # whole or not at all: a half copy is never seen
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(copy, tmp)
+        tmp.rename(alias)
+    os.utime(alias)
+    return alias
 
 
 def bare_name_switch(folder: str | Path, cache_dir: str | Path | None = None) -> str | None:
