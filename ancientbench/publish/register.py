@@ -143,9 +143,12 @@ def bare_name_switch(folder: str | Path, cache_dir: str | Path | None = None) ->
 
     record = Path(cache_dir or ds_config.HF_DATASETS_CACHE) / "ancientbench" / REGISTERED
     now = {"folder": str(Path(folder).resolve()), "data_sha256": data_digest(check_card(folder))}
-    before = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else None
+    try:
+        before = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # none yet, or unreadable: it is rewritten below
+        before = None
     atomic_write(record, json.dumps(now, indent=1) + "\n")
-    if before and before != now:
+    if isinstance(before, dict) and before != now:
         return (f"note: load_dataset('ancientbench', CONFIG) by bare name now serves {now['folder']} (data "
                 f"{now['data_sha256'][:12]}); it served {before.get('folder')} (data {str(before.get('data_sha256'))[:12]}) before")
     return None
