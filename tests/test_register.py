@@ -173,3 +173,16 @@ def test_a_cached_copy_written_from_other_files_under_the_same_card_is_rebuilt(t
     with pytest.warns(UserWarning, match="held other rows than its files; rebuilt it"):
         assert _register(one, capsys)[0] == 0
     assert _first_answers(one) == "A A A" and _first_answers("ancientbench") == "A A A"
+
+
+def test_register_no_progress_draws_no_bars(tmp_path):
+    """In a fresh process datasets reads HF_DATASETS_DISABLE_PROGRESS_BARS when register imports it: no
+    "Generating … split" bars (8 of them for this folder without the flag)."""
+    folder = _clone(tmp_path / "clone")
+    env = {**os.environ, **OFFLINE, "HF_HOME": str(tmp_path / "hf")}
+    env.pop("HF_DATASETS_CACHE", None)
+    out = subprocess.run([sys.executable, "-m", "ancientbench", "register", "--folder", str(folder), "--no-progress"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "cached configs: radical, cloze, all" in out.stdout
+    assert "Generating" not in out.stderr and "%|" not in out.stderr, out.stderr[-2000:]
