@@ -5,6 +5,11 @@ from __future__ import annotations
 import argparse
 
 
+def add_no_progress(parser: argparse.ArgumentParser) -> None:
+    """``--no-progress``, the same on every long command (``cli.main`` also silences the libraries' bars)."""
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars or step lines (for logs and CI)")
+
+
 def positive_int(value: str, also: str = "") -> int:
     try:
         n = int(value)

@@ -34,6 +34,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train-mini": ("ancientbench.mini.train", "pretrain the ancientbench-mini classical LM from scratch (fixed seed, resumable)"),
 }
 
+# --no-progress: the libraries' own bars too (datasets, Hub transfers, any tqdm), which they read when imported
+QUIET_ENV = {"HF_DATASETS_DISABLE_PROGRESS_BARS": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1"}
+
 
 def plain(docline: str, command: str) -> str:
     """A module docstring's first line as plain text for --help: no RST markup, no "ancientbench CMD:" prefix."""
@@ -78,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         build_parser().print_help(sys.stderr)
         return 2
     args = build_parser(command if command in COMMANDS else None).parse_args(argv)
+    quiet = QUIET_ENV if getattr(args, "no_progress", False) else {}
+    saved = {k: os.environ.get(k) for k in quiet}
+    os.environ.update(quiet)
     try:
         return int(args._module.run(args) or 0)
     except AncientBenchError as e:  # a user error: one line; anything else is a bug and keeps its traceback
@@ -94,6 +100,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted: everything scored so far is saved; run the same command again to resume", file=sys.stderr)
         return 130
+    finally:  # the caller's environment as it was (main runs inside tests and the ladder too)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 if __name__ == "__main__":

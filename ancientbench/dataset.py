@@ -17,13 +17,18 @@ predictions are keyed by id.
 from __future__ import annotations
 
 import hashlib
+import json
+import re
+import tempfile
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 from .errors import AncientBenchError
 from .schema import (
+    FIELDS,
     DataError,
     load_question_file,
     load_split,
@@ -226,19 +231,104 @@ def cache_dataset(
 ) -> dict:
     """Load every config once with ``datasets.load_dataset`` so ``load_dataset("ancientbench", cfg)`` works by name.
 
-    The datasets cache keys a local folder by its name, and the bundled folder is named ``ancientbench``; after
-    this call ``load_dataset("ancientbench", cfg)`` finds the cached copy from any directory, offline too
-    (pass the same ``cache_dir`` if you give one). Returns ``{config: DatasetDict}``; configs whose files are
-    absent are skipped with a warning.
+    The datasets cache keys a local folder by its name and its card's YAML (which records each data file's
+    sha256), and the bundled folder is named ``ancientbench``; after this call ``load_dataset("ancientbench", cfg)``
+    finds the cached copy from any directory, offline too (pass the same ``cache_dir`` if you give one). A cached
+    copy whose rows differ from the files (another folder with the same card wrote it) is rebuilt, with a warning.
+    Returns ``{config: DatasetDict}``; configs the card does not list or whose files are absent are skipped with a
+    warning (``"all"``, every task in one config, is taken when asked for and listed).
     """
-    from datasets import get_dataset_config_names, load_dataset
+    from datasets import get_dataset_config_names
 
     path = Path(path) if path is not None else default_data()
     declared = set(get_dataset_config_names(str(path)))  # the configs the dataset card lists
     out = {}
     for cfg in configs or TASK_NAMES:
-        if cfg not in declared or not split_file(path, cfg, "test").is_file():
+        has_data = cfg == "all" or split_file(path, cfg, "test").is_file()
+        if cfg not in declared or not has_data:
             warnings.warn(f"config {cfg!r} is not in the card of {path} or has no data there; not cached", stacklevel=2)
             continue
-        out[cfg] = load_dataset(str(path), cfg, cache_dir=str(cache_dir) if cache_dir is not None else None)
+        out[cfg] = load_checked(path, cfg, cache_dir)
     return out
+
+
+def load_checked(path: str | Path, config: str, cache_dir: str | Path | None = None):
+    """``load_dataset(path, config)``, rebuilt from the files when the cached copy's rows are not the files' rows."""
+    from datasets import load_dataset_builder
+
+    builder = load_dataset_builder(str(path), config, cache_dir=str(cache_dir) if cache_dir is not None else None)
+    builder.download_and_prepare()
+    ds = builder.as_dataset()
+    files = builder.config.data_files  # resolved: split -> the files in card order
+    if any(ds[s].to_list() != [r for f in files[s] for r in read_jsonl(f)] for s in ds):
+        warnings.warn(f"the datasets cache of {path} config {config!r} held other rows than its files; rebuilt it", stacklevel=2)
+        builder.download_and_prepare(download_mode="force_redownload")
+        ds = builder.as_dataset()
+    return ds
+
+
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")  # a Hub dataset id (or a registered bare name)
+_FILE_SUFFIXES = (".jsonl", ".json")  # a missing question file is a typo, not a Hub id
+
+
+@contextmanager
+def data_source(data):
+    """``(path, label, fewshot)`` for what ``evaluate_model(data=...)`` was given, as :func:`load_questions` reads it.
+
+    A path (folder or JSONL) is used as it is (label None). What Hugging Face users hold is written to a
+    temporary dataset folder for the duration: a ``datasets.DatasetDict`` (its ``test`` split, and ``dev`` when
+    present), a ``datasets.Dataset`` (test rows, like a JSONL question file) or a Hub id / registered name, loaded
+    with ``load_dataset(id, "all")``. Rows keep the schema's column order, so the shipped data written back is
+    byte-identical and records the same file hashes. The label says what the data was in the results;
+    ``fewshot`` is the bundled dataset for a DatasetDict without ``dev`` (as for a question file), else None.
+    """
+    if data is None or isinstance(data, Path) or (isinstance(data, str) and (
+            Path(data).exists() or not HUB_ID.match(data) or data.endswith(_FILE_SUFFIXES))):
+        yield data, None, None
+        return
+    label = None
+    if isinstance(data, str):
+        label, data = data, _load_hub(data)
+    kind = type(data).__name__
+    if kind not in ("Dataset", "DatasetDict") or not type(data).__module__.startswith("datasets"):
+        raise DataOptionError(f"data: expected a path, a Hub id, a datasets.Dataset or a datasets.DatasetDict, got {kind}")
+    with tempfile.TemporaryDirectory(prefix="ancientbench-data-") as tmp:
+        fewshot = default_data() if kind == "DatasetDict" and "dev" not in data else None
+        yield _write_hf(data, Path(tmp)), label or f"datasets.{kind}", fewshot
+
+
+def _load_hub(name: str):
+    import datasets  # lazy: heavy, and only for a Hub id
+
+    try:
+        return datasets.load_dataset(name, "all")
+    except Exception as err:  # offline, unknown id, no such config: one line naming the id
+        why = f"{type(err).__name__}: {str(err).splitlines()[0]}" if str(err) else type(err).__name__
+        raise DataNotFoundError(f"--data {name}: no such dataset folder or JSONL file, and no Hugging Face dataset of that "
+                                f"id could be loaded (load_dataset({name!r}, 'all'): {why})") from None
+
+
+def _write_hf(data, root: Path) -> Path:
+    """Write a Dataset (one JSONL question file) or a DatasetDict (a dataset folder) under ``root``."""
+    def dump(path: Path, rows) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8", newline="\n") as fh:
+            for row in rows:
+                ordered = {**{f: row[f] for f in FIELDS if f in row}, **row}
+                fh.write(json.dumps(ordered, ensure_ascii=False) + "\n")
+
+    if type(data).__name__ == "Dataset":
+        dump(root / "questions.jsonl", data.to_list())
+        return root / "questions.jsonl"
+    unknown = sorted(set(data) - {"test", "dev"})
+    if "test" not in data or unknown:
+        raise DataOptionError(f"data: a DatasetDict needs a 'test' split (and optionally 'dev'); it has {sorted(data)}")
+    for split in data:
+        by_task: dict[str, list[dict]] = {}
+        for row in data[split].to_list():
+            if not isinstance(row.get("task"), str) or row["task"] not in TASK_NAMES:
+                raise DataError(f"datasets.DatasetDict[{split!r}]", None, "task", f"not a task name: {row.get('task')!r}")
+            by_task.setdefault(row["task"], []).append(row)
+        for task, rows in by_task.items():
+            dump(split_file(root, task, split), rows)
+    return root

@@ -141,9 +141,14 @@ def test_lower_layers_do_not_import_upper_ones(lower, upper):
 
 
 def test_every_subpackage_ships_in_the_wheel():
-    """pyproject lists packages by name: a new subpackage left out would import in a clone and fail when installed."""
+    """What pyproject has setuptools find (packages.find) holds every subpackage and the metric: one left out would
+    import in a clone and fail when installed."""
     import tomllib
+    from setuptools import find_namespace_packages
 
-    listed = set(tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    find = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"]["find"]
+    assert find.get("namespaces", True), "without namespaces the data folders are 'Package would be ignored'"
+    listed = {p for where in find["where"] for p in find_namespace_packages(str(REPO_ROOT / where), include=find["include"])}
     found = {".".join(p.parent.relative_to(REPO_ROOT).parts) for p in PACKAGE.rglob("__init__.py")}
-    assert found <= listed, f"subpackages missing from [tool.setuptools] packages: {sorted(found - listed)}"
+    assert found <= listed, f"subpackages setuptools would not find: {sorted(found - listed)}"
+    assert {"ancientbench_metric", "ancientbench.data.cloze"} <= listed

@@ -168,3 +168,38 @@ def test_an_unwritable_destination_is_one_line(tmp_path, capsys):
     assert main(["tiny-model", str(blocker / "sub")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and str(blocker) in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+# commands that show progress (bars or step lines) while they work; each takes --no-progress, and only they do
+LONG_COMMANDS = ("build", "audit", "eval", "run", "ladder", "reference", "finetune", "train-mini", "register", "push-to-hub")
+
+
+def test_every_long_command_accepts_no_progress():
+    from ancientbench.cli import COMMANDS, build_parser
+
+    have = []
+    for command in COMMANDS:
+        parser = build_parser(command)
+        sub = next(a for a in parser._actions if a.dest == "command").choices[command]
+        if any("--no-progress" in a.option_strings for a in sub._actions):
+            have.append(command)
+    assert sorted(have) == sorted(LONG_COMMANDS)
+    for command in ("build", "audit", "reference", "train-mini", "register"):  # accepted on the command line, not only listed
+        assert build_parser(command).parse_args([command, "--no-progress"]).no_progress is True
+
+
+def test_no_progress_drops_the_step_lines_and_leaves_the_environment_as_it_was(tmp_path, capsys, monkeypatch):
+    import os
+
+    from ancientbench.cli import QUIET_ENV
+
+    for k in QUIET_ENV:
+        monkeypatch.delenv(k, raising=False)
+    argv = ["reference", "--rows", "chance", "--limit", "2", "--shots", "0"]  # the bundled data, two items a task
+    assert main([*argv, "--output", str(tmp_path / "a")]) == 0
+    shown = capsys.readouterr().out
+    assert "Chance: cloze" in shown and "wrote" in shown
+    assert main([*argv, "--output", str(tmp_path / "b"), "--no-progress"]) == 0
+    quiet = capsys.readouterr().out
+    assert "Chance: cloze" not in quiet and "wrote" in quiet
+    assert not any(k in os.environ for k in QUIET_ENV)

@@ -58,3 +58,73 @@ def test_cache_dataset_makes_the_name_work(tmp_path, monkeypatch):
     assert not os.path.exists("ancientbench")
     again = load_dataset("ancientbench", config, cache_dir=str(tmp_path / "hf"))
     assert len(again["test"]) == n and again["test"][0]["id"] == load_task(config)[0]["id"]
+
+
+# ---------------------------------------------------------------- evaluate_model takes what HF users hold
+
+
+def _hf_dict(fixture_items, splits=("test", "dev")):
+    import datasets
+
+    return datasets.DatasetDict({s: datasets.Dataset.from_list([r for t in fixture_items for r in fixture_items[t][i]])
+                                 for i, s in enumerate(("test", "dev")) if s in splits})
+
+
+def _predictions(res) -> dict:
+    return {k: [(p["id"], p["pred"]) for p in r["predictions"]] for k, r in res.items()}
+
+
+@pytest.fixture(scope="module")
+def by_folder(tiny_qwen2, fixture_data):
+    from ancientbench import evaluate_model
+
+    return evaluate_model(tiny_qwen2.model, tiny_qwen2.tokenizer, data=fixture_data, shots=(0, 5), progress=False)
+
+
+def test_evaluate_model_takes_a_datasetdict_a_dataset_and_a_hub_id(tiny_qwen2, fixture_data, fixture_items, by_folder, monkeypatch):
+    import datasets
+
+    from ancientbench import evaluate_model
+
+    def run(data, **kw):
+        return evaluate_model(tiny_qwen2.model, tiny_qwen2.tokenizer, data=data, progress=False, **kw)
+
+    ds = _hf_dict(fixture_items)
+    with pytest.warns(UserWarning, match=r"no test data for task\(s\) pronunciation.* in datasets.DatasetDict; scoring"):
+        from_dict = run(ds, shots=(0, 5))  # the fixture has 5 of the 10 tasks: said with the object's name
+    assert _predictions(from_dict) == _predictions(by_folder)
+    for k in (0, 5):  # the rows written back are the files' bytes: the same recorded hashes
+        assert from_dict[k]["data"]["files_sha256"] == by_folder[k]["data"]["files_sha256"]
+        assert from_dict[k]["data"]["path"] == "datasets.DatasetDict"
+    # a Dataset is a question set (test rows); its exemplars come from fewshot_data, as for a JSONL file
+    from_split = run(ds["test"], shots=(0, 5), fewshot_data=fixture_data)
+    assert _predictions(from_split) == _predictions(by_folder) and from_split[0]["data"]["path"] == "datasets.Dataset"
+
+    asked = []
+
+    def fake_load(name, config=None, **kw):  # what load_dataset("ORG/ancientbench", "all") resolves to
+        asked.append((name, config))
+        return ds
+
+    monkeypatch.setattr(datasets, "load_dataset", fake_load)
+    from_hub = run("someorg/ancientbench", shots=(0,))
+    assert asked == [("someorg/ancientbench", "all")]
+    assert _predictions(from_hub)[0] == _predictions(by_folder)[0] and from_hub[0]["data"]["path"] == "someorg/ancientbench"
+
+
+def test_evaluate_model_data_errors_are_one_clear_line(tiny_qwen2, fixture_items):
+    from ancientbench import evaluate_model
+    from ancientbench.errors import AncientBenchError
+
+    def run(data):
+        return evaluate_model(tiny_qwen2.model, tiny_qwen2.tokenizer, data=data, shots=(0,), progress=False)
+
+    with pytest.raises(AncientBenchError, match=r"--data nobody/nothing: no such dataset folder or JSONL file, and no "
+                                                r"Hugging Face dataset of that id could be loaded \(load_dataset"):
+        run("nobody/nothing")  # offline (conftest) and not cached
+    with pytest.raises(AncientBenchError, match=r"a DatasetDict needs a 'test' split .* it has \['dev'\]"):
+        run(_hf_dict(fixture_items, splits=("dev",)))
+    with pytest.raises(AncientBenchError, match="expected a path, a Hub id, a datasets.Dataset or a datasets.DatasetDict, got list"):
+        run([{"id": "x"}])
+    with pytest.raises(AncientBenchError, match="no such dataset folder or JSONL file"):
+        run("missing_questions.jsonl")  # a typo stays a typo, not a Hub request

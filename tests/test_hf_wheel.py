@@ -86,9 +86,24 @@ def test_wheel_contains_card_data_and_metric(wheel_install):
     expected = {f"ancientbench/data/{t}/{s}.jsonl" for t in present_configs(REPO / "ancientbench") for s in SPLITS if split_file(REPO / "ancientbench", t, s).is_file()}
     assert expected <= names, sorted(expected - names)
     assert not any(n.startswith("ancientbench/ancientbench.py") for n in names)  # would be taken for a loading script
+    for f in ("LICENSE", "NOTICE"):  # the code's license and the derived data's sources' licenses (license-files)
+        (name,) = [n for n in names if n.endswith(f".dist-info/licenses/{f}")]
+        assert zipfile.ZipFile(wheel).read(name) == (REPO / f).read_bytes(), name
     # records (curation sources, review log, probes, changelog, build report) stay in the repository
     assert not any(n.startswith(("records/", "ancientbench/curated/", "ancientbench/records/")) or n.endswith("build_report.json")
                    for n in names), sorted(n for n in names if "curated" in n or "records" in n)
+
+
+def test_build_ignores_no_package(built):
+    """setuptools' build_py (the wheel step of ``python -m build``) on the unpacked sdist warns of no "Package would
+    be ignored": the data folders are found as namespace packages, not left to package-data patterns."""
+    _, _, root = built
+    (unpacked,) = (root / "unpacked").iterdir()
+    proc = subprocess.run([sys.executable, "-c", "import setuptools; setuptools.setup()", "build_py", "-d", str(root / "build_py")],
+                          cwd=unpacked, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "would be ignored" not in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-3000:]
+    assert (root / "build_py" / "ancientbench" / "data" / "cloze" / "test.jsonl").is_file()
 
 
 def test_installed_wheel_renders_its_card_byte_identically(wheel_install):

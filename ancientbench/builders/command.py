@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..argtypes import add_no_progress
 from ..errors import RecordsMissing
 from ..paths import BUILD_REPORT_FILE, DEFAULT_SOURCES_DIR, PACKAGE_DIR, RECORDS_DIR
 from ..sources import SourceMissing
@@ -24,6 +25,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sources", default=None, metavar="DIR",
                    help="folder holding the npm sources (default: $ANCIENTBENCH_SOURCES, else .sources/ in the checkout, where scripts/install.sh puts them)")
     p.add_argument("--shuowen", default=None, metavar="DIR", help="說文 data folder: also build the paper-faithful 說文 variant configs")
+    add_no_progress(p)
     p.add_argument("--parallel-corpus", default=None, metavar="DIR", help="古文/现代文 parallel corpus: build a user translation config")
 
 

@@ -5,6 +5,7 @@ a loaded model), and runs each setting through :func:`ancientbench.evaluation.ru
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 from typing import Sequence
 
@@ -37,7 +38,7 @@ def evaluate_model(
     device: str | None = None,
     dtype: str | None = None,
     limit: int | None = None,
-    data: str | Path | None = None,
+    data=None,
     output_dir: str | Path | None = None,
     letter_style: str = "bare",
     chat: bool = False,
@@ -65,7 +66,8 @@ def evaluate_model(
     ``tokenizer``; ``device``/``dtype`` are applied only if given, ``"auto"`` choosing as for a model loaded
     by name). ``backend``: a registered name (:mod:`ancientbench.backends`) or a loaded :class:`Backend`;
     ``mode``: ``letter``, ``ppl`` or ``generate``. ``tasks``: task or competency names (default all with
-    data). ``data``: dataset folder or JSONL question file (default: the bundled dataset). Without
+    data). ``data``: dataset folder or JSONL question file (default: the bundled dataset), a ``datasets.DatasetDict``
+    (``test``, optionally ``dev``), a ``datasets.Dataset`` (test rows) or a Hub id (``load_dataset(id, "all")``). Without
     ``output_dir`` nothing is written and each results dict carries its records under ``"predictions"``.
     ``circular``: score every test item under the four cyclic rotations of its options and add plain and
     circular accuracy (:mod:`ancientbench.evaluation.circular`). ``backend_config`` overrides the options above for
@@ -75,7 +77,7 @@ def evaluate_model(
     """
     from dataclasses import replace
 
-    from ..dataset import load_questions
+    from ..dataset import data_source, load_questions
     from ..paths import MINI_NAME, mini_path
     from ..tiny import TINY_RANDOM_NAME
     from . import distributed
@@ -101,7 +103,13 @@ def evaluate_model(
     settings = [Settings(backend=backend if isinstance(backend, str) else backend.name, mode=mode, shots=k,
                          letter_style=letter_style, chat=chat, max_new_tokens=max_new_tokens, circular=circular)
                 for k in shots_list]
-    questions = load_questions(tasks, data, shots=shots_list, fewshot_data=fewshot_data, limit=limit)
+    with data_source(data) as (path, label, fewshot), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # HF objects and Hub ids are read from a temporary folder: warn with their label
+        questions = load_questions(tasks, path, shots=shots_list, fewshot_data=fewshot_data or fewshot, limit=limit)
+    for w in caught:
+        warnings.warn_explicit(str(w.message).replace(str(path), label or str(path)), w.category, w.filename, w.lineno)
+    if label is not None:
+        questions = replace(questions, data_path=label)
     if circular:
         from .circular import expand_questions
 

@@ -28,6 +28,7 @@ import shutil
 import time
 from pathlib import Path
 
+from ..argtypes import add_no_progress
 from ..errors import AncientBenchError
 from ..fileio import atomic_write
 from . import MINI_NAME
@@ -134,7 +135,7 @@ def validation_loss(model, blocks, batch_size: int) -> float:
     return total / max(1, count)
 
 
-def train(work: Path, out: Path, sources_dir: Path, settings: dict, *, threads: int, log=print) -> dict:
+def train(work: Path, out: Path, sources_dir: Path, settings: dict, *, threads: int, log=print, progress: bool = True) -> dict:
     import torch
 
     from ..tiny import build_tiny_model
@@ -202,7 +203,8 @@ def train(work: Path, out: Path, sources_dir: Path, settings: dict, *, threads: 
             if step % settings["save_every"] == 0 or step == settings["steps"]:
                 fh.flush()
                 save(step)
-                log(f"step {step}/{settings['steps']}  loss {loss.item():.3f}  lr {lr:.2e}  ({time.time() - t0:.0f} s)")
+                if progress:
+                    log(f"step {step}/{settings['steps']}  loss {loss.item():.3f}  lr {lr:.2e}  ({time.time() - t0:.0f} s)")
     losses = [json.loads(x) for x in loss_log.read_text(encoding="utf-8").splitlines()]
     val = validation_loss(model, val_blocks, settings["batch_size"])
     log(f"validation loss {val:.3f} (perplexity {math.exp(val):.1f})")
@@ -295,6 +297,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=2, help="torch threads; results are reproducible for one value (default %(default)s)")
     parser.add_argument("--save-every", type=int, default=50, help="checkpoint interval in steps (default %(default)s)")
     parser.add_argument("--seed", type=int, default=DEFAULTS["seed"])
+    add_no_progress(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -306,6 +309,6 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path(args.work) / "model"
     check_output(out)
     record = train(Path(args.work), out, Path(args.sources or DEFAULT_SOURCES_DIR), settings, threads=args.threads,
-                   log=lambda m: print(m, flush=True))
+                   log=lambda m: print(m, flush=True), progress=not args.no_progress)
     print(f"wrote {out} (validation loss {record['validation_loss']:.3f}); evaluate it with --model {out}")
     return 0

@@ -10,6 +10,7 @@ prose written by hand and kept as it is when the card is regenerated.
     python -m ancientbench.publish.card            # rewrite the YAML header and the count tables
     python -m ancientbench.publish.card --audit    # also the audit block (add --shuowen DIR for 說文 agreement)
     python -m ancientbench.publish.card --check    # exit 1 if the committed card is out of date
+    python -m ancientbench.publish.card --check --audit   # the audit and changelog blocks compared too (slow)
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from ..dataset import file_sha256
 from ..errors import RecordsMissing
 from ..schema import FIELDS, SPLITS, DataError, load_split, split_file
 from ..tasks import COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES
@@ -111,8 +113,8 @@ def render_yaml(folder: str | Path, rows: dict | None = None) -> str:
                 out.extend([f"  - name: {f}", "    dtype: string"])
         else:
             out.append("  features: *features")
-        # Split sizes (num_bytes: the split's data files) and the files' bytes: datasets keys its cache of a
-        # card-configured folder on this YAML alone, so these make a rebuilt config load fresh, not from a stale cache.
+        # Split sizes and each file's sha256: datasets keys its cache of a card-configured folder on this YAML
+        # alone (not on the files), so the checksums make changed data - even of the same size - load fresh.
         out.append("  splits:")
         size = 0
         for split, paths in files:
@@ -120,7 +122,11 @@ def render_yaml(folder: str | Path, rows: dict | None = None) -> str:
             n_rows = sum(len(rows[t][split]) for t in configs if split_file(folder, t, split).relative_to(Path(folder)).as_posix() in paths)
             out.extend([f"  - name: {split}", f"    num_bytes: {n_bytes}", f"    num_examples: {n_rows}"])
             size += n_bytes
-        out.extend([f"  download_size: {size}", f"  dataset_size: {size}"])
+        out.extend([f"  download_size: {size}", f"  dataset_size: {size}", "  download_checksums:"])
+        for _, paths in files:
+            for p in paths:
+                out.extend([f"    {p}:", f"      num_bytes: {(Path(folder) / p).stat().st_size}",
+                            f"      checksum: {file_sha256(Path(folder) / p)}"])
 
     for i, t in enumerate(configs):
         info(t, [(split, [path]) for split, path in split_paths(folder, t)], i == 0)
@@ -441,14 +447,15 @@ def yaml_header(text: str) -> str | None:
     return m.group(0) if m else None
 
 
-def card_configs(folder: str | Path | None = None) -> list[str]:
-    """The config names the folder's card lists (what ``load_dataset`` offers), [] without a card."""
+def card_configs(folder: str | Path | None = None, *, default: bool = False) -> list[str]:
+    """The config names the folder's card lists (what ``load_dataset`` offers), [] without a card; with
+    ``default``, only the one marked ``default: true`` (what ``load_dataset`` gives without a config name)."""
     import yaml
 
     path = card_path(folder)
     header = yaml_header(path.read_text(encoding="utf-8")) if path.is_file() else None
     meta = yaml.safe_load(header.strip().strip("-")) if header else {}
-    return [c["config_name"] for c in (meta or {}).get("configs") or []]
+    return [c["config_name"] for c in (meta or {}).get("configs") or [] if not default or c.get("default")]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -457,25 +464,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--audit", action="store_true", help="also regenerate the audit and changelog blocks (ancientbench.quality.audit)")
     p.add_argument("--shuowen", default=None, metavar="DIR", help="說文 data folder, for the agreement figures (with --audit)")
     p.add_argument("--sources", default=None, metavar="DIR", help="folder with node_modules/chinese-poetry (with --audit)")
-    p.add_argument("--check", action="store_true", help="do not write; exit 1 if the YAML or count tables are out of date")
+    p.add_argument("--check", action="store_true", help="do not write; exit 1 if the YAML or generated tables are out of date (with --audit: the audit and changelog blocks too)")
     args = p.parse_args(argv)
     from .. import DATASET_PATH
 
     folder = Path(args.folder or DATASET_PATH)
     path = card_path(folder)
     existing = path.read_text(encoding="utf-8") if path.is_file() else None
-    if args.check:
-        if existing is None:
-            print(f"error: no dataset card at {path}")
-            return 1
-        fresh = render_card(folder, existing)
-        if fresh != existing:
-            print(f"error: {path} is out of date; run: python -m ancientbench.publish.card")
-            return 1
-        print(f"{path}: up to date")
-        return 0
+    if args.check and existing is None:
+        print(f"error: no dataset card at {path}")
+        return 1
     audit_block = render_audit(folder, args.shuowen, args.sources) if args.audit else None
     changelog_block = render_changelog(folder, args.sources) if args.audit else None
+    if args.check:  # with --audit the audit and changelog blocks are recomputed and compared too
+        if render_card(folder, existing, audit_block, changelog_block) != existing:
+            print(f"error: {path} is out of date; run: python -m ancientbench.publish.card" + (" --audit" if args.audit else ""))
+            return 1
+        print(f"{path}: up to date" + (" (audit and changelog blocks included)" if args.audit
+                                       else " (audit and changelog blocks not compared: add --audit)"))
+        return 0
     path.write_text(render_card(folder, existing, audit_block, changelog_block), encoding="utf-8")
     configs = present_configs(folder)
     print(f"wrote {path}: {len(configs)} of {len(TASK_NAMES)} configs" + (" (with audit)" if args.audit else ""))

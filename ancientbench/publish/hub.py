@@ -15,6 +15,8 @@ import re
 import sys
 from pathlib import Path
 
+from ..argtypes import add_no_progress
+
 REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 METRIC_FILES = ("ancientbench_metric.py", "README.md", "requirements.txt")
 APP_PY = """\
@@ -37,6 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--private", action="store_true", help="create the repositories as private")
     p.add_argument("--token", default=None, help="Hub token (default: the stored login or HF_TOKEN)")
     p.add_argument("--commit-message", default="Upload AncientBench", help="commit message (default: %(default)s)")
+    add_no_progress(p)  # the Hub client's upload bars
 
 
 # ------------------------------------------------------------------ what is uploaded, and its checks

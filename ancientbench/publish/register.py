@@ -6,19 +6,31 @@ network, or no such Space), uses the copy found there — exactly what a first d
 :func:`register_metric` puts the installed metric module there (and into the dynamic-modules cache, evaluate's
 last fallback), so the bare name loads from any folder with no network and no warning. ``load_dataset("ancientbench", cfg)``
 likewise falls back to the datasets cache; :func:`register_dataset` fills it for every config
-(:func:`ancientbench.dataset.cache_dataset`). ``scripts/install.sh`` runs both, so the README's install is the
-one documented step.
+(:func:`ancientbench.dataset.cache_dataset`). datasets keys that cache on the card's YAML, which records each data
+file's sha256, so changed data gets a new key: register refuses a card whose checksums are not the files' (the
+cache would keep the old rows), rebuilds a cached copy whose rows are not the files', makes its copy the one the
+bare name serves, and says so when the name served another folder's data before. ``scripts/install.sh`` runs
+both, so the README's install is the one documented step.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 from pathlib import Path
 
+import yaml
+
+from ..argtypes import add_no_progress
+from ..dataset import file_sha256
+from ..errors import AncientBenchError
+from ..tasks import TASK_NAMES
+
 METRIC_NAME = "ancientbench_metric"
 CACHED_NAME = f"evaluate-metric--{METRIC_NAME}"  # evaluate's cache name for a canonical (bare-name) metric
+REGISTERED = "registered.json"  # beside the cached configs: which folder and data the bare name serves
 
 
 def register_metric(metric_path: str | Path | None = None, modules_cache: str | Path | None = None) -> Path:
@@ -59,29 +71,109 @@ def register_metric(metric_path: str | Path | None = None, modules_cache: str | 
     return dst
 
 
-def register_dataset(cache_dir: str | Path | None = None) -> list[str]:
-    """Load every config once through ``load_dataset`` so the name ``ancientbench`` is found in the cache."""
-    from datasets import load_dataset
+class StaleCard(AncientBenchError):
+    """The dataset card records other data-file checksums than the files have (datasets would key its cache on the card)."""
 
+
+def check_card(folder: str | Path) -> dict[str, str]:
+    """``{data file: sha256}`` as the folder's card records them, once each file is checked to match.
+
+    ``load_dataset`` keys its cache of the folder on the card's YAML alone, so a file changed without a new card
+    would be served from the old cache: that is refused here, naming the file.
+    """
+    from .card import card_path, yaml_header
+
+    folder = Path(folder)
+    path = card_path(folder)
+    header = yaml_header(path.read_text(encoding="utf-8")) if path.is_file() else None
+    if header is None:
+        raise StaleCard(f"{path}: no dataset card with a YAML header; run: python -m ancientbench.publish.card --folder {folder}")
+    recorded: dict[str, str] = {}
+    for info in yaml.safe_load(header.strip().strip("-")).get("dataset_info") or []:
+        recorded.update({f: c["checksum"] for f, c in (info.get("download_checksums") or {}).items()})
+    actual = {f: file_sha256(folder / f) for f in recorded if (folder / f).is_file()}
+    bad = sorted(f for f in recorded if actual.get(f) != recorded[f])
+    if not recorded or bad:
+        what = f"{bad[0]} differs from the sha256 it records" if bad else "it records no data-file checksums"
+        raise StaleCard(f"{path}: {what} (load_dataset would serve the old data); run: python -m ancientbench.publish.card --folder {folder}")
+    return recorded
+
+
+def register_dataset(cache_dir: str | Path | None = None, folder: str | Path | None = None) -> list[str]:
+    """Load every config (and ``all``) once, checked against the files, so the name ``ancientbench`` is found in the cache."""
     from .. import DATASET_PATH
     from ..dataset import cache_dataset
     from .card import ALL_CONFIG, card_configs
 
-    done = sorted(cache_dataset(cache_dir=cache_dir))
-    if ALL_CONFIG in card_configs(DATASET_PATH):  # every task in one config, as MMLU's "all"
-        load_dataset(DATASET_PATH, ALL_CONFIG, cache_dir=str(cache_dir) if cache_dir is not None else None)
-        done.append(ALL_CONFIG)
-    return done
+    folder = Path(folder or DATASET_PATH)
+    check_card(folder)
+    configs = [c for c in TASK_NAMES if c in card_configs(folder)]
+    configs += [ALL_CONFIG] if ALL_CONFIG in card_configs(folder) else []  # every task in one config, as MMLU's "all"
+    cached = cache_dataset(folder, configs, cache_dir=cache_dir)
+    for dsd in cached.values():  # the bare name takes each config's most recently modified copy: make it this one
+        for split in dsd.values():
+            os.utime(Path(split.cache_files[0]["filename"]).parent)
+    for name in card_configs(folder, default=True):
+        default_alias(Path(cached[name]["test"].cache_files[0]["filename"]).parent)
+    return list(cached)
+
+
+def default_alias(copy: Path) -> Path:
+    """A copy of the default config's cached folder under a hash of its own, made the newest folder of the name.
+
+    With no config name, datasets' cache fallback takes the newest cached folder and refuses when other configs
+    share its hash ("multiple configurations in the cache"), which every config of one card does; this copy is
+    alone under its hash, so ``load_dataset("ancientbench")`` gives the card's default config, as from the folder.
+    """
+    alias = copy.with_name(hashlib.sha256(f"{copy.name}/default".encode()).hexdigest()[:16])
+    if not alias.is_dir():
+        tmp = copy.with_name(f".{alias.name}.{os.getpid()}.tmp")  # whole or not at all: a half copy is never seen
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(copy, tmp)
+        tmp.rename(alias)
+    os.utime(alias)
+    return alias
+
+
+def bare_name_switch(folder: str | Path, cache_dir: str | Path | None = None) -> str | None:
+    """Record which folder (and data) the bare name now serves; a line saying so when it served another before."""
+    from datasets import config as ds_config
+
+    from ..fileio import atomic_write
+
+    record = Path(cache_dir or ds_config.HF_DATASETS_CACHE) / "ancientbench" / REGISTERED
+    now = {"folder": str(Path(folder).resolve()), "data_sha256": data_digest(check_card(folder))}
+    try:
+        before = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # none yet, or unreadable: it is rewritten below
+        before = None
+    atomic_write(record, json.dumps(now, indent=1) + "\n")
+    if isinstance(before, dict) and before != now:
+        return (f"note: load_dataset('ancientbench', CONFIG) by bare name now serves {now['folder']} (data "
+                f"{now['data_sha256'][:12]}); it served {before.get('folder')} (data {str(before.get('data_sha256'))[:12]}) before")
+    return None
+
+
+def data_digest(checksums: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(checksums, sort_keys=True).encode()).hexdigest()
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("--skip-dataset", action="store_true", help="register only the metric")
+    parser.add_argument("--folder", default=None, help="dataset folder to register (default: the package's own)")
+    add_no_progress(parser)  # datasets' "Generating split" bars
 
 
 def run(args) -> int:
+    from .. import DATASET_PATH
+
     path = register_metric()
     print(f"evaluate.load('{METRIC_NAME}') -> {path}")
     if not args.skip_dataset:
-        configs = register_dataset()
-        print(f"load_dataset('ancientbench', CONFIG) -> cached configs: {', '.join(configs)}")
+        folder = Path(args.folder or DATASET_PATH)
+        configs = register_dataset(folder=folder)
+        print(f"load_dataset('ancientbench', CONFIG) -> {folder}, cached configs: {', '.join(configs)}")
+        note = bare_name_switch(folder)
+        if note:
+            print(note)
     return 0

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ..argtypes import add_no_progress
 from ..errors import AncientBenchError
 from ..schema import read_config, split_file
 from ..tasks import LETTERS, TASK_BY_NAME, TASK_NAMES
@@ -211,6 +212,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also run the combined knowledge-free predictor on every config (minutes: two models, 5 folds)")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     p.add_argument("--strict", action="store_true", help="exit 1 when a bound is broken")
+    add_no_progress(p)
 
 
 def chosen_configs(folder: Path, asked: Sequence[str], combined: bool) -> list[str]:

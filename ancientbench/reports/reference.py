@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..aggregate import aggregate
-from ..argtypes import non_negative_int
+from ..argtypes import add_no_progress, non_negative_int
 from ..evaluation.layout import predictions_path, results_path
 from ..fileio import atomic_write
 from ..paths import PROBES_DIR, record
@@ -217,6 +217,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="shot settings to file them under (default 0 5)")
     parser.add_argument("--limit", type=int, default=None, help="the first N test items per task (as eval --limit)")
     parser.add_argument("--seed", type=non_negative_int, default=0)
+    add_no_progress(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -225,6 +226,6 @@ def run(args: argparse.Namespace) -> int:
 
         raise ReportError(f"--limit must be >= 1, got {args.limit}")
     for path in write_reference_rows(args.out, args.data, rows=args.rows, shots=args.shots, seed=args.seed,
-                                     limit=args.limit, log=lambda m: print(m, flush=True)):
+                                     limit=args.limit, log=(lambda m: None) if args.no_progress else (lambda m: print(m, flush=True))):
         print(f"wrote {path}")
     return 0
