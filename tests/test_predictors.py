@@ -166,3 +166,31 @@ def test_the_committed_card_reports_both_predictors_on_every_task():
         line = next(x for x in block.splitlines() if x.startswith(f"| {task} | ") and "[" in x)  # the predictors table
         assert ("bound ≤ 35%" in line) == (t.options_predictor_bound is not None), line
         assert ("target ≤ 40%" in line) == (t.stem_predictor_target is not None), line
+
+
+def test_card_from_a_partial_or_broken_audit_report_is_one_clear_error(tmp_path, capsys):
+    """``card --audit --audit-report FILE`` refuses a report that lacks a config's predictors, or is no JSON: exit 2,
+    one line naming the file, the card left as it was."""
+    import json
+
+    from ancientbench.publish.card import main
+
+    folder = _folder(tmp_path / "data_folder", "cloze", _rows(4))
+    (folder / "README.md").write_text("# card\n", encoding="utf-8")
+    partial = tmp_path / "audit.json"
+    partial.write_text(json.dumps({"configs": {"cloze": {}}, "predictors": {}}), encoding="utf-8")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{", encoding="utf-8")
+    for report, problem in ((partial, "lacks cloze"), (broken, "not a readable")):
+        assert main(["--folder", str(folder), "--audit", "--audit-report", str(report)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and str(report) in err and problem in err, err
+    assert (folder / "README.md").read_text(encoding="utf-8") == "# card\n"
+
+
+def test_the_old_combined_flag_still_parses(tmp_path, capsys):
+    """The 2.4.0 changelog names `ancientbench audit --combined`: the predictors now run by default and the flag is
+    kept, hidden, so that command still runs."""
+    folder = _folder(tmp_path, "cloze_user", _rows(8))
+    assert _main(["--data", str(folder), "--combined"]) == 0
+    assert "fewer than 20 test items" in capsys.readouterr().out
