@@ -22,7 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("ancientbench.suites", "run a suite file (models x backends x modes x shots) and write one combined report"),
     "report": ("ancientbench.reports.report", "paper-style tables and plots from results files"),
     "ladder": ("ancientbench.reports.ladder", "the main job: the shipped mini-LM beside tiny-random and the knowledge-free reference rows, one table"),
-    "reference": ("ancientbench.reports.reference", "knowledge-free reference rows (chance, Mandarin reader, shortcut ceiling) as results files"),
+    "reference": ("ancientbench.reports.reference", "knowledge-free reference rows (chance, Mandarin reader, options-only and stem-reading predictors) as results files"),
     "compare": ("ancientbench.reports.compare", "paired comparison of two results on the same items"),
     "human": ("ancientbench.human", "serve a local quiz page to measure a human baseline"),
     "push-to-hub": ("ancientbench.publish.hub", "upload the dataset (and metric) folder to the Hugging Face Hub"),

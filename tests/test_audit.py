@@ -202,8 +202,8 @@ def test_planted_biased_set_breaks_the_bounds(tmp_path):
     assert entry["strategies"]["most_frequent_char"] == 1.0  # 水 is the most frequent character
     text = " ".join(entry["violations"])
     assert "answer A = 100.0%" in text and "longest = 100.0%" in text and "most_frequent_char" in text
-    assert _main(["--data", str(tmp_path), "--strict"]) == 1
-    assert _main(["--data", str(tmp_path)]) == 0  # without --strict it only reports
+    assert _main(["--data", str(tmp_path), "--strict", "--no-predictors"]) == 1
+    assert _main(["--data", str(tmp_path), "--no-predictors"]) == 0  # without --strict it only reports
 
 
 def test_balanced_unbiased_set_passes(tmp_path, capsys):
@@ -220,7 +220,7 @@ def test_balanced_unbiased_set_passes(tmp_path, capsys):
     entry = report["configs"]["phonetic_loan_user"]
     assert entry["violations"] == [], entry
     assert all(abs(v - 0.25) < 1e-9 for v in entry["balance"].values())
-    assert _main(["--data", str(tmp_path), "--strict", "--json"]) == 0
+    assert _main(["--data", str(tmp_path), "--strict", "--json", "--no-predictors"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["configs"]["phonetic_loan_user"]["strategies"]["longest"] == pytest.approx(0.25)
 
@@ -339,17 +339,17 @@ def _rows_with_length_cue(n, planted, seed=0):
     return rows
 
 
-def test_the_combined_predictor_finds_a_non_monotonic_cue_and_nothing_in_noise():
+def test_the_stem_reading_predictor_finds_a_non_monotonic_cue_and_nothing_in_noise():
     from ancientbench.quality.audit import self_frequencies
-    from ancientbench.quality.combined import combined_predictor
+    from ancientbench.quality.predictors import stem_reading_predictor
     from ancientbench.quality.strategies import Context, accuracies
 
     planted = _rows_with_length_cue(300, True)
-    r = combined_predictor(planted, Context(self_frequencies(planted)))
+    r = stem_reading_predictor(planted, Context(self_frequencies(planted)))
     assert r["models"]["trees"]["accuracy"] > 0.9 and r["accuracy"] > 0.9 and len(r["predictions"]) == 300
     assert accuracies(planted, Context(self_frequencies(planted)), ["longest", "shortest"]) == {"longest": 0.0, "shortest": 0.0}
     noise = _rows_with_length_cue(300, False, seed=1)
-    r = combined_predictor(noise, Context(self_frequencies(noise)))
+    r = stem_reading_predictor(noise, Context(self_frequencies(noise)))
     assert r["ci95"][0] <= 0.25 + 0.05 and r["accuracy"] < 0.35
 
 

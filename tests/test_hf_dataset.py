@@ -254,11 +254,11 @@ TEAM = "team-curated"
 def test_check_with_audit_compares_the_audit_and_changelog_blocks(tmp_path, monkeypatch, capsys):
     folder = make_folder(tmp_path, tasks=("radical",))
     # the audit's own figures are tested with the audit; here only that --check --audit compares its blocks
-    monkeypatch.setattr(card, "render_audit", lambda folder, shuowen=None, sources_dir=None: "audit figures, data A")
-    monkeypatch.setattr(card, "render_changelog", lambda folder, sources_dir=None: "changelog, data A")
+    monkeypatch.setattr(card, "render_audit", lambda folder, shuowen=None, sources_dir=None, report=None: "audit figures, data A")
+    monkeypatch.setattr(card, "render_changelog", lambda folder, sources_dir=None, after=None: "changelog, data A")
     assert card.main(["--folder", str(folder), "--audit"]) == 0
     assert card.main(["--folder", str(folder), "--check", "--audit"]) == 0
-    monkeypatch.setattr(card, "render_audit", lambda folder, shuowen=None, sources_dir=None: "audit figures, data B")
+    monkeypatch.setattr(card, "render_audit", lambda folder, shuowen=None, sources_dir=None, report=None: "audit figures, data B")
     capsys.readouterr()
     assert card.main(["--folder", str(folder), "--check"]) == 0  # without --audit the audit block is not compared
     assert "not compared: add --audit" in capsys.readouterr().out

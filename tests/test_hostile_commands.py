@@ -62,12 +62,14 @@ def test_n11_audit_of_an_unknown_config_lists_the_valid_ones(tmp_path, capsys):
 
 
 def test_n10_combined_audit_of_a_one_item_task_says_the_minimum(tmp_path, capsys):
-    data = write_fixture_dataset(tmp_path / "d", tasks=("radical", "cloze"), n_test=4)
+    from ancientbench.quality.predictors import MIN_ITEMS
+
+    data = write_fixture_dataset(tmp_path / "d", tasks=("radical", "cloze"), n_test=MIN_ITEMS)
     path = data / "data" / "cloze" / "test.jsonl"
     write_jsonl(path, read_jsonl(path)[:1])
     assert _cli("audit", "--combined", "--data", str(data), "--sources", str(tmp_path / "none")) == 2
     line = _one_error_line(capsys.readouterr().err)
-    assert f"{path}: 1 test item" in line and "at least 2" in line and "cross-validate" in line
+    assert f"{path}: 1 test item" in line and f"at least {MIN_ITEMS}" in line and "cross-validate" in line
 
 
 # ------------------------------------------------------------------------------------------- question files

@@ -525,6 +525,14 @@ FAMILY: dict[str, str] = {
     **{n: "glyph" for n in ("is_component", "shares_component", "same_phonetic_series", "most_populous_radical",
                             "not_a_radical", "composes_with_option", "composes_sounding", "odd_family")},
 }
+# Strategies that read the stem (the question text or its head character); every other strategy reads the four
+# options alone (with corpus frequencies, Unihan, the 廣韻 and the task's option counts): the options-only predictor
+# of quality.predictors uses only those (issue 34).
+READS_STEM: frozenset[str] = frozenset({
+    "question_overlap", "same_syllable_tone", "same_syllable", "nearest_initial_final", "fanqie_mandarin",
+    "fanqie_mandarin_toneless", "is_component", "shares_component", "same_phonetic_series"})
+
+
 def _pairwise(n: int, f: Callable[[int, int], float]):
     """An n x n array of ``f(i, j)`` off the diagonal (0 on it): what option j adds to option i's score in a pair
     strategy. The strategy is its row sums; :class:`PoolScores` sums a combination's rows of a whole pool's array."""
@@ -737,6 +745,7 @@ __all__ = [
     "Frequencies",
     "Item",
     "PoolScores",
+    "READS_STEM",
     "SHAPE",
     "accuracies",
     "chars",

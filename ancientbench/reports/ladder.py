@@ -6,7 +6,8 @@ Runs, into ``--out`` (default ``results/ladder``), each step resumable as ``eval
    likelihood), 0-shot, on the first ``--limit`` test items of every task (default 200; ``--limit 0`` for all 19,748);
 2. ``eval`` of ``tiny-random`` (letter mode, 0- and 5-shot, the same items): the random-weight smoke model;
 3. the knowledge-free reference rows on the same items (:mod:`ancientbench.reports.reference`): chance and the
-   Mandarin reader and the shortcut ceiling (every strategy, two models, 5-fold; ``--no-ceiling`` skips it), and the
+   Mandarin reader, the options-only and the stem-reading predictors (two models, 5-fold; ``--no-predictors`` skips
+   them), and the
    AI examinee row from the full-question probe records (its own sample of items, outside the pipeline);
 4. ``report`` over all of them (Table-2-shaped tables with intervals, plots) into ``<out>/report``, printed, and
    ``compare`` of the mini-LM against tiny-random per shot setting (paired, ``<out>/compare_<mode>_<k>shot.json``);
@@ -30,9 +31,9 @@ from ..tiny import TINY_RANDOM_NAME
 DEFAULT_LIMIT = 200
 
 
-def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_ceiling: bool = True, progress: bool = True) -> int:
+def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_predictors: bool = True, progress: bool = True) -> int:
     from ..cli import main
-    from .reference import write_reference_rows
+    from .reference import PREDICTOR_ROWS, write_reference_rows
 
     out = Path(out)
     limit_args = ["--limit", str(limit)] if limit else []
@@ -47,7 +48,7 @@ def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_ceiling: 
         print(f"$ ancientbench {' '.join(argv)}", file=sys.stderr, flush=True)
         if main(argv) != 0:
             raise AncientBenchError(f"ladder: `ancientbench {' '.join(argv)}` failed (see above); rerun to resume")
-    rows = ["chance", "mandarin-reader", "ai-examinee"] + (["shortcut-ceiling"] if with_ceiling else [])
+    rows = ["chance", "mandarin-reader", "ai-examinee"] + (list(PREDICTOR_ROWS) if with_predictors else [])
     write_reference_rows(out / "reference", rows=rows, limit=limit or None, log=lambda m: None)
     for mode, k in (("letter", 0), ("letter", 5), ("ppl", 0)):
         mini = next((out / mode).glob(f"{MINI_NAME}*/results_{k}shot.json"))  # ppl runs go to <name>-ppl/
@@ -95,8 +96,10 @@ def render_markdown(rec: dict) -> str:
     lines = [f"Measured by `ancientbench ladder --record` on the first {n} test items of every task "
              f"({'all items' if not n else f'{10 * n:,} questions'}); accuracy in %, 95% bootstrap intervals over items. "
              "Letter mode is the paper's scoring, ppl mode option likelihood. Reference rows know no ancient Chinese: "
-             "Chance is a seeded uniform guess, Mandarin reader the best Mandarin-reading rule per task, Shortcut "
-             "ceiling the combined knowledge-free predictor. The AI examinee row is not knowledge-free and not from the "
+             "Chance is a seeded uniform guess, Mandarin reader the best Mandarin-reading rule per task, the "
+             "options-only predictor a cross-fitted model of cues in the four options alone, the stem-reading predictor "
+             "the same with the question's cues too (the two figures of `ancientbench audit`, here on these items). "
+             "The AI examinee row is not knowledge-free and not from the "
              "pipeline: blind AI examinees' full-question answers from the probe records, on their own sample of items "
              "(n per task in the report; only four tasks were probed with the full question).", ""]
     for k, rows in sorted(rec["settings"].items(), key=lambda kv: int(kv[0])):
@@ -148,7 +151,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", "--out", dest="out", default="results/ladder", help="folder for every result (default %(default)s)")
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
                         help="first N test items per task (default %(default)s; 0 = all 19,748 questions, about 40 minutes on 2 cores)")
-    parser.add_argument("--no-ceiling", action="store_true", help="leave out the shortcut-ceiling row (the combined knowledge-free predictor)")
+    parser.add_argument("--no-predictors", action="store_true",
+                        help="leave out the options-only and stem-reading predictor rows")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--record", action="store_true", help="write the figures into the shipped mini-LM's folder (maintainers)")
 
@@ -156,7 +160,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.limit < 0:
         raise AncientBenchError(f"--limit must be >= 0, got {args.limit}")
-    rc = ladder(args.out, limit=args.limit or None, with_ceiling=not args.no_ceiling, progress=not args.no_progress)
+    rc = ladder(args.out, limit=args.limit or None, with_predictors=not args.no_predictors, progress=not args.no_progress)
     if rc == 0 and args.record:
         print(f"recorded {write_record(args.out, args.limit or None)}")
     return rc

@@ -6,9 +6,11 @@ Three "models" that know no ancient Chinese, each answering every test item of t
 - ``Chance``: a uniform guess per item (seeded): the floor, 25% up to sampling noise;
 - ``Mandarin reader``: per task, the best rule of the *mandarin* family of :mod:`ancientbench.quality.strategies`
   (a modern reader who sounds the characters out in Mandarin), ties broken by a seeded draw;
-- ``Shortcut ceiling``: the combined knowledge-free predictor of :mod:`ancientbench.quality.combined` (every
-  strategy and option feature, the better of logistic regression and gradient-boosted trees, 5-fold
-  cross-validated): what an examinee who reads only shortcut cues can reach.
+- ``Options-only predictor`` and ``Stem-reading predictor``: the two combined knowledge-free predictors of
+  :mod:`ancientbench.quality.predictors` (the better of logistic regression and gradient-boosted trees, 5-fold
+  cross-fitted): what a test-wise examinee reaches who sees the four options alone, and one who sees the question too
+  (the figures ``ancientbench audit`` prints, here on the rows' items). They replace the single "Shortcut ceiling"
+  row of earlier versions, which was the stem-reading one under a name that hid what it reads (issue 34).
 
 And one row that is not knowledge-free: ``AI examinee (full question, sample)``, the full-question blind-probe
 answers of the probe records (``records/probes/*-full*``), mapped back through each quiz's option permutation onto
@@ -34,12 +36,14 @@ from ..paths import PROBES_DIR, record
 from ..tasks import LETTERS, TASK_BY_NAME, TASK_NAMES
 
 REFERENCE_VERSION = "1"
-ROWS = {"chance": "Chance", "mandarin-reader": "Mandarin reader", "shortcut-ceiling": "Shortcut ceiling",
-        "ai-examinee": "AI examinee (full question, sample)"}
+ROWS = {"chance": "Chance", "mandarin-reader": "Mandarin reader", "options-only": "Options-only predictor",
+        "stem-reading": "Stem-reading predictor", "ai-examinee": "AI examinee (full question, sample)"}
+PREDICTOR_ROWS = ("options-only", "stem-reading")
 DESCRIPTIONS = {
     "chance": "a seeded uniform guess per item",
     "mandarin-reader": "per task, the best Mandarin-reading rule of ancientbench.quality.strategies (ties drawn, seeded)",
-    "shortcut-ceiling": "the combined knowledge-free predictor (ancientbench.quality.combined), 5-fold cross-validated",
+    "options-only": "the options-only predictor (ancientbench.quality.predictors): the four options alone, 5-fold cross-fitted",
+    "stem-reading": "the stem-reading predictor (ancientbench.quality.predictors): options and question, 5-fold cross-fitted",
     "ai-examinee": "answers of blind AI examinees (full question, options reshuffled) from the probe records, outside "
                    "the pipeline; only the sampled items, latest round per item, items unchanged since",
 }
@@ -67,13 +71,17 @@ def _mandarin(rows: list[dict], ctx, seed: int) -> tuple[list[str], dict]:
     return preds, {"rule": best, "rule_accuracy_ties_shared": acc[best]}
 
 
-def _ceiling(rows: list[dict], ctx) -> tuple[list[str], dict]:
-    from ..quality.combined import combined_predictor
-    from ..quality.strategies import STRATEGIES
+def _predictor(slug: str, rows: list[dict], freq) -> tuple[list[str], dict]:
+    from ..quality.audit import option_frequencies, self_frequencies
+    from ..quality.predictors import OPTIONS_ONLY_STRATEGIES, options_only_predictor, stem_reading_predictor
+    from ..quality.strategies import STRATEGIES, Context
 
-    task = rows[0]["task"]
-    names = [n for n in STRATEGIES if n not in TASK_BY_NAME[task].answer_rule]
-    r = combined_predictor(rows, ctx, names)
+    rule = TASK_BY_NAME[rows[0]["task"]].answer_rule
+    if slug == "options-only":  # never frequencies counted from the stems
+        r = options_only_predictor(rows, Context(freq or option_frequencies(rows)),
+                                   names=[n for n in OPTIONS_ONLY_STRATEGIES if n not in rule])
+    else:
+        r = stem_reading_predictor(rows, Context(freq or self_frequencies(rows)), [n for n in STRATEGIES if n not in rule])
     return r["predictions"], {"model": r["best_model"], "models": r["models"]}
 
 
@@ -187,7 +195,8 @@ def write_reference_rows(out: str | Path, data: str | Path | None = None, *, row
     full = {t: load_split(root, t, "test") for t in TASK_NAMES}
     tests = {t: rows[:limit] for t, rows in full.items()}
     sha = {f"{t}/test.jsonl": file_sha256(split_file(root, t, "test")) for t in TASK_NAMES}
-    freq = corpus_frequencies() or self_frequencies([r for rs in tests.values() for r in rs])
+    corpus = corpus_frequencies()
+    freq = corpus or self_frequencies([r for rs in tests.values() for r in rs])
     out = Path(out)
     written: list[Path] = []
     for slug in rows or available_rows(log):
@@ -202,7 +211,7 @@ def write_reference_rows(out: str | Path, data: str | Path | None = None, *, row
             elif slug == "mandarin-reader":
                 guesses, detail = _mandarin(task_rows, Context(freq), seed)
             else:
-                guesses, detail = _ceiling(task_rows, Context(freq))
+                guesses, detail = _predictor(slug, task_rows, corpus)
             per_task[t] = (task_rows, guesses, detail)
             log(f"{ROWS[slug]}: {t} {sum(g == r['answer'] for r, g in zip(task_rows, guesses)) / len(task_rows):.1%}")
         written += write_row(out, slug, per_task, sha, "ancientbench" if data is None else str(root), list(shots), seed)
