@@ -245,3 +245,26 @@ def test_gen_form_extracts_the_same_letter(exported, tiny_qwen2, tmp_path_factor
                 assert text == mine["response"], (shots, item["id"])
                 # OpenCompass wraps each detail field in a list (one entry per repeated run; here one run)
                 assert (details[i]["pred"], details[i]["id"]) == ([mine["pred"]], [item["id"]]), (shots, item["id"])
+
+
+LOADER_PROBE = """
+import json, sys
+from ancientbench_opencompass import AncientBenchDataset
+out = {}
+for path in ("data", sys.argv[1]):
+    d = AncientBenchDataset.load(path=path, name="cloze")
+    out[path] = {s: [r["id"] for r in d[s]] for s in ("test", "dev")}
+print(json.dumps(out))
+"""
+
+
+@needs_oc
+def test_loader_reads_the_copy_and_a_hub_style_repository(exported):
+    """``path='data'``: the copy beside the module; any other path goes to ``datasets.load_dataset(path, task)``
+    (a Hub id; here the package's dataset folder, which loads the same way offline)."""
+    env = {**os.environ, "PYTHONPATH": str(exported), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    proc = subprocess.run([str(OC_PYTHON), "-c", LOADER_PROBE, str(DATASET_PATH)], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout.splitlines()[-1])
+    assert got["data"]["test"] == [r["id"] for r in load_split(exported, "cloze", "test")]
+    assert got[str(DATASET_PATH)] == {s: [r["id"] for r in load_split(DATASET_PATH, "cloze", s)] for s in ("test", "dev")}
