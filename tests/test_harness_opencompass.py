@@ -269,3 +269,17 @@ def test_loader_reads_the_copy_and_a_hub_style_repository(exported):
     got = json.loads(proc.stdout.splitlines()[-1])
     assert got["data"]["test"] == [r["id"] for r in load_split(exported, "cloze", "test")]
     assert got[str(DATASET_PATH)] == {s: [r["id"] for r in load_split(DATASET_PATH, "cloze", s)] for s in ("test", "dev")}
+
+
+def test_exporting_again_replaces_only_our_files(tmp_path, shipped_subset):
+    out = tmp_path / "configs"
+    oc.export(out, data=shipped_subset)
+    theirs = [out / "datasets" / "my_dataset.py", out / "summarizers" / "mine.py", out / "data" / "mine" / "x.jsonl"]
+    for path in theirs:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("# a user's own file\n")
+    oc.export(out, data=shipped_subset, tasks=["cloze"])
+    assert all(p.read_text() == "# a user's own file\n" for p in theirs)
+    assert sorted(p.name for p in (out / "datasets").glob("ancientbench_*.py")) == sorted(
+        [f"ancientbench_{t}{f}_{k}shot.py" for t in ("", "cloze_") for f in ("ppl", "gen") for k in (0, 5)])
+    assert not (out / "data" / "radical").exists() and (out / "data" / "cloze" / "dev.jsonl").is_file()

@@ -237,7 +237,7 @@ def export(out_dir: str | Path, *, data: str | Path | None = None, hub_id: str |
     from ..fileio import atomic_write
     from ..prompts import letter_prefix
     from ..schema import split_file
-    from ..tasks import resolve_tasks
+    from ..tasks import TASK_NAMES, resolve_tasks
 
     letter_prefix(letter_style)  # validates
     folder = Path(data or DATASET_PATH)
@@ -247,9 +247,11 @@ def export(out_dir: str | Path, *, data: str | Path | None = None, hub_id: str |
     if not present:
         raise ValueError(f"no task has both test and dev files under {folder / 'data'}")
     out = Path(out_dir)
-    for sub in ("datasets", "summarizers"):  # a folder exported before keeps nothing of ours this one does not write
-        shutil.rmtree(out / sub, ignore_errors=True)
-    shutil.rmtree(out / "data", ignore_errors=True)
+    # a folder exported before keeps nothing of ours this one does not write; anything else in it is left alone
+    for old in [*out.glob(f"datasets/{PREFIX}_*.py"), out / "summarizers" / f"{SUMMARIZER}.py"]:
+        old.unlink(missing_ok=True)
+    for task in TASK_NAMES:
+        shutil.rmtree(out / "data" / task, ignore_errors=True)
     written: dict[str, Path] = {}
 
     def write(rel: str, text: str) -> None:
