@@ -46,9 +46,9 @@ def oc_readable(src: Path, dst: Path) -> Path:
     return dst
 
 
-def timed(cmd: list[str], env: dict | None = None) -> float:
+def timed(cmd: list[str], cwd: Path, env: dict | None = None) -> float:
     start = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)  # OpenCompass writes .cache/ in cwd
     took = time.perf_counter() - start
     if proc.returncode != 0:
         sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
@@ -75,8 +75,8 @@ def main() -> int:
               "ancientbench_ppl_5shot", "--summarizer", "ancientbench", "--hf-type", "base", "--hf-path", str(model),
               "--hf-num-gpus", "0", "--model-kwargs", "torch_dtype=float32", "-w", str(work / "ocrun")]
     env = {**os.environ, "PYTHONPATH": str(work / "oc"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    t_ours = timed(ours_cmd)
-    t_oc = timed(oc_cmd, env)
+    t_ours = timed(ours_cmd, work)
+    t_oc = timed(oc_cmd, work, env)
     agree = total = 0
     for shots in (0, 5):
         mine = {r["id"]: r["pred"] for r in map(json.loads, next((work / "ours").rglob(f"predictions_{shots}shot.jsonl")).open())}
