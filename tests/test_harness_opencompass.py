@@ -283,3 +283,32 @@ def test_exporting_again_replaces_only_our_files(tmp_path, shipped_subset):
     assert sorted(p.name for p in (out / "datasets").glob("ancientbench_*.py")) == sorted(
         [f"ancientbench_{t}{f}_{k}shot.py" for t in ("", "cloze_") for f in ("ppl", "gen") for k in (0, 5)])
     assert not (out / "data" / "radical").exists() and (out / "data" / "cloze" / "dev.jsonl").is_file()
+
+
+EVALUATOR_PROBE = """
+import json, sys
+from ancientbench_opencompass import AncientBenchExtractEvaluator
+case = json.loads(sys.stdin.read())
+print(json.dumps(AncientBenchExtractEvaluator().score(case["texts"], case["golds"], case["rows"])))
+"""
+
+
+@needs_oc
+def test_gen_evaluator_reads_letters_with_ancientbench_rules(exported):
+    """The generate form's evaluator, inside OpenCompass's environment, reads the letter ancientbench reads on answers
+    where each rule fires (the tiny models' noise rarely contains a letter), and never guesses."""
+    from ancientbench.evaluation.extract import extract_letter
+
+    row = {"id": "x", "question": "q", "A": "其", "B": "之", "C": "乎", "D": "者", "answer": "B"}
+    texts = ["答案是B", "<think>A?</think>正确答案是（C）", "D. 者", "之", "Ｂ", "<think>答案是A", "无从判断", "", "AB"]
+    case = {"texts": texts, "golds": ["B"] * len(texts), "rows": [row] * len(texts)}
+    env = {**os.environ, "PYTHONPATH": str(exported)}
+    proc = subprocess.run([str(OC_PYTHON), "-c", EVALUATOR_PROBE], input=json.dumps(case), env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout.splitlines()[-1])
+    ours = [extract_letter(t, row) for t in texts]
+    assert [(d["pred"], d["rule"]) for d in got["details"]] == [tuple(x) for x in ours]
+    assert {x[1] for x in ours} == {"cue", "letter", "option_text", None}
+    assert got["accuracy"] == pytest.approx(100 * sum(x[0] == "B" for x in ours) / len(texts))
+    assert got["extraction_failure_rate"] == pytest.approx(100 * sum(x[0] is None for x in ours) / len(texts))
