@@ -45,6 +45,7 @@ fi
 # The evaluation harnesses the exports are tested in, each in its own venv (their pins clash with ours):
 # .harnesses/NAME from requirements/harness-NAME.txt (tests/test_harness_NAME.py).
 bash scripts/harness_env.sh lighteval
+bash scripts/harness_env.sh evalscope
 # The bare Hugging Face names, offline from any folder: load_dataset("ancientbench", cfg), evaluate.load("ancientbench_metric").
 .venv/bin/ancientbench register >/dev/null
-echo "install.sh: ready (.venv, unicode-data, chromium, fonts-wqy-microhei, .sources/node_modules/chinese-poetry, .harnesses/lighteval)"
+echo "install.sh: ready (.venv, unicode-data, chromium, fonts-wqy-microhei, .sources/node_modules/chinese-poetry, .harnesses/{lighteval,evalscope})"
