@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 from support import REPO_ROOT
@@ -82,6 +83,10 @@ def test_export_is_portable_and_self_contained(exported, subset):
     source = (exported / evalscope_export.MODULE_NAME).read_text(encoding="utf-8")
     assert str(subset) not in source and "evalscope_first" not in source and "/tmp" not in source
     assert not re.search(r"^\s*(import|from) (ancientbench\b(?!_)|\.)", source, re.M)  # no import of ours
+    # the written Python has no undefined or unused name (pyflakes rules, as ruff checks our own code)
+    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--isolated", "--select", "F", str(exported)],
+                          capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout
     assert "CLOSEST_FORM" in source
     assert (exported / "data" / "radical_test.jsonl").read_bytes() == split_file(subset, "radical", "test").read_bytes()
     assert sorted(p.name for p in (exported / "data").iterdir()) == sorted(f"{t}_{s}.jsonl" for t in TASKS for s in ("test", "dev"))

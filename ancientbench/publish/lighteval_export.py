@@ -190,13 +190,12 @@ ancientbench/publish/lighteval_export.py for the two differences of lighteval's 
 """
 
 import functools
-import re
-import unicodedata
+import json
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 from lighteval.metrics.metrics import Metrics
+from lighteval.metrics.metrics_sample import SampleLevelComputation
 from lighteval.metrics.utils.metric_utils import SampleLevelMetric
 from lighteval.tasks.lighteval_task import LightevalTaskConfig
 from lighteval.tasks.requests import Doc, SamplingMethod
@@ -257,18 +256,20 @@ class AncientBenchTaskConfig(LightevalTaskConfig):
 # ---- end of the copied extraction rules ----
 
 
-def answer_letter_correct(doc, model_response, **kwargs):
+class AnswerLetter(SampleLevelComputation):
     """1 when the letter read from the generated answer is the gold letter; an unreadable answer is wrong."""
-    text = model_response.final_text[0] if model_response.final_text else ""
-    letter, _rule = extract_letter(text, doc.specific["options"])
-    return float(letter is not None and letter == LETTERS[doc.gold_index])
+
+    def compute(self, doc, model_response, **kwargs):
+        text = model_response.final_text[0] if model_response.final_text else ""
+        letter, _rule = extract_letter(text, doc.specific["options"])
+        return float(letter is not None and letter == LETTERS[doc.gold_index])
 
 
 answer_letter = SampleLevelMetric(
     metric_name="answer_letter",
     higher_is_better=True,
     category=SamplingMethod.GENERATIVE,
-    sample_level_fn=answer_letter_correct,
+    sample_level_fn=AnswerLetter(),
     corpus_level_fn=np.mean,
 )
 
