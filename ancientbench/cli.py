@@ -28,6 +28,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "push-to-hub": ("ancientbench.publish.hub", "upload the dataset (and metric) folder to the Hugging Face Hub"),
     "export-lm-eval": ("ancientbench.publish.lm_eval_export", "write lm-evaluation-harness task YAMLs"),
     "export-opencompass": ("ancientbench.publish.opencompass_export", "write OpenCompass dataset configs and the paper's summarizer"),
+    "export-lighteval": ("ancientbench.publish.lighteval_export", "write a lighteval custom-task module"),
+    "export-evalscope": ("ancientbench.publish.evalscope_export", "write an EvalScope custom benchmark (adapter and data)"),
     "register": ("ancientbench.publish.register", "make load_dataset(\"ancientbench\") and evaluate.load(\"ancientbench_metric\") work by name, offline"),
     "tiny-model": ("ancientbench.tiny", "write the offline tiny-random smoke model as a standard Hugging Face folder"),
     "finetune-data": ("ancientbench.finetune.data_command", "build the instruction-tuning dataset, test items held out"),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The separate environment of one evaluation harness (its pins clash with ours), idempotently:
 #   bash scripts/harness_env.sh NAME   ->  .harnesses/NAME, a venv with requirements/harness-NAME.txt installed.
-# The identity tests (tests/test_harness_*.py) run the harness from there; scripts/install.sh calls this for each.
+# The identity tests (tests/test_harness_*.py) run the harness from there; .ci/run calls this for each, then runs them (pytest -m harness).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 name=${1:?usage: scripts/harness_env.sh NAME}

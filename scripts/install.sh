@@ -42,9 +42,6 @@ if [ ! -f .sources/node_modules/chinese-poetry/package.json ]; then
   mkdir -p .sources
   npm install --prefix .sources --no-audit --no-fund --silent chinese-poetry@2.0.1
 fi
-# The evaluation harnesses the exports are tested in, each in its own venv (their pins clash with ours):
-# .harnesses/NAME from requirements/harness-NAME.txt (tests/test_harness_NAME.py).
-bash scripts/harness_env.sh opencompass
 # The bare Hugging Face names, offline from any folder: load_dataset("ancientbench", cfg), evaluate.load("ancientbench_metric").
 .venv/bin/ancientbench register >/dev/null
-echo "install.sh: ready (.venv, unicode-data, chromium, fonts-wqy-microhei, .sources/node_modules/chinese-poetry, .harnesses/opencompass)"
+echo "install.sh: ready (.venv, unicode-data, chromium, fonts-wqy-microhei, .sources/node_modules/chinese-poetry)"

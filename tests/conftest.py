@@ -86,6 +86,15 @@ def tiny_model(request):
     return request.getfixturevalue(f"tiny_{request.param}")
 
 
+def pytest_runtest_setup(item):
+    """A test marked ``harness(NAME)`` runs the harness from ``.harnesses/NAME``: missing, it fails (never a silent
+    skip; the default command deselects these tests, `.ci/run` makes the environments and runs them)."""
+    for mark in item.iter_markers("harness"):
+        env = REPO_ROOT / ".harnesses" / mark.args[0]
+        if not (env / ".installed-requirements").is_file():  # written by harness_env.sh after a complete install
+            pytest.fail(f"no {env}: run `bash scripts/harness_env.sh {mark.args[0]}` first", pytrace=False)
+
+
 def pytest_unconfigure(config):
     """Remove the session's Hugging Face cache (about 20 MB of converted datasets per run otherwise left in /tmp)."""
     if _CREATED_HF_HOME:

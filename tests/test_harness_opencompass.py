@@ -3,7 +3,7 @@ picks the same letter as ``ancientbench eval`` on every item (2 tasks x 0/5 shot
 Qwen2 and Llama models and the shipped ``ancientbench-mini``; the generate form extracts the same letters.
 
 OpenCompass runs offline in its own environment (``.harnesses/opencompass``, made by ``scripts/harness_env.sh
-opencompass``); without it the OpenCompass runs are skipped. Differences by design, each named and checked here:
+opencompass``; .ci/run makes it, then runs these tests with `pytest -m harness`; without it they fail). Differences by design, each named and checked here:
 
 - OpenCompass's ``PPLInferencer`` scores the whole sequence (prompt + letter) by its mean token loss (``PPL``) and
   picks the lowest; ancientbench scores the letter's log-probability. The prompt is the same for the four labels
@@ -40,12 +40,7 @@ MINI = Path(__file__).resolve().parent.parent / "ancientbench" / "mini" / "ancie
 GEN_TOKENS = 12  # the tiny models write noise: a few tokens are enough to compare generation and extraction
 
 
-def _opencompass_ready() -> bool:
-    # harness_env.sh writes this marker only after a complete install of the pinned requirements
-    return OC_PYTHON.is_file() and (OC_PYTHON.parent.parent / ".installed-requirements").is_file()
-
-
-needs_oc = pytest.mark.skipif(not _opencompass_ready(), reason="no .harnesses/opencompass (bash scripts/harness_env.sh opencompass)")
+needs_oc = pytest.mark.harness("opencompass")  # run by .ci/run's second step, in .harnesses/opencompass (conftest checks it)
 
 
 @pytest.fixture(scope="module")
