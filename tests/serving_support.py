@@ -266,26 +266,27 @@ class StubServer:
                     stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
                     stub._changed.notify_all()
                 try:
-                    if status is not None:
-                        self._send(status, {"error": {"message": f"stub error {status}", "type": "stub", "code": status}},
-                                   {"retry-after-ms": "10"})
-                        return
-                    if not self.path.endswith(("/v1/completions", "/v1/chat/completions")):
-                        self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
-                        return
-                    if body.get("model") != stub.model:
-                        self._send(404, {"error": {"message": f"model {body.get('model')} not found", "type": "not_found"}})
-                        return
-                    if stub.delay:
-                        time.sleep(stub.delay)
-                    if stub.gather:
-                        with stub._lock:
-                            stub._changed.wait_for(lambda: stub.max_in_flight >= stub.gather, timeout=60)
-                    self._send(200, stub.completion(body))
+                    reply = self._reply(body, status)
                 finally:
                     with stub._lock:
                         stub.in_flight -= 1
                         stub._changed.notify_all()
+                # sent once the request has left the count, so a client's next request never overlaps it there
+                self._send(*reply)
+
+            def _reply(self, body: dict, status: int | None) -> tuple:
+                if status is not None:
+                    return status, {"error": {"message": f"stub error {status}", "type": "stub", "code": status}}, {"retry-after-ms": "10"}
+                if not self.path.endswith(("/v1/completions", "/v1/chat/completions")):
+                    return 404, {"error": {"message": f"no route {self.path}", "type": "not_found"}}
+                if body.get("model") != stub.model:
+                    return 404, {"error": {"message": f"model {body.get('model')} not found", "type": "not_found"}}
+                if stub.delay:
+                    time.sleep(stub.delay)
+                if stub.gather:
+                    with stub._lock:
+                        stub._changed.wait_for(lambda: stub.max_in_flight >= stub.gather, timeout=60)
+                return 200, stub.completion(body)
 
         return Handler
 
