@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from ..errors import AncientBenchError
+from ..letters import describe, top_cell
 from ..mini import MINI_NAME
 from ..tiny import TINY_RANDOM_NAME
 
@@ -72,7 +73,8 @@ def record(out: str | Path, limit: int | None) -> dict:
     for k, block in summary["settings"].items():
         settings[k] = [{
             "label": r["label"], "n_items": r["n_items"], "average": r["average"],
-            "competencies": r["competencies"],
+            "competencies": r["competencies"], "shot_independent": r.get("shot_independent", False),
+            "answer_letters": r.get("answer_letters"),
             "tasks": {t: {x: v[x] for x in ("accuracy", "correct", "total", "ci")} for t, v in r["tasks"].items()},
         } for r in block["rows"]]
     compare = {}
@@ -98,19 +100,24 @@ def render_markdown(rec: dict) -> str:
              "Chance is a seeded uniform guess, Mandarin reader the best Mandarin-reading rule per task, Shortcut "
              "ceiling the combined knowledge-free predictor. The AI examinee row is not knowledge-free and not from the "
              "pipeline: blind AI examinees' full-question answers from the probe records, on their own sample of items "
-             "(n per task in the report; only four tasks were probed with the full question).", ""]
+             "(n per task in the report; only four tasks were probed with the full question). Rows marked "
+             "shot-independent read no exemplars and appear once, in the 0-shot tables. Top answer: the most frequent "
+             "answer and its share of the items; `!` flags a row that is not answering (module `ancientbench.letters`).", ""]
     for k, rows in sorted(rec["settings"].items(), key=lambda kv: int(kv[0])):
-        lines += [f"**{k}-shot**", "", "| row | " + " | ".join(c for c in COMPETENCIES) + " | average |",
-                  "|---|" + "---:|" * (len(COMPETENCIES) + 1)]
+        lines += [f"**{k}-shot**", "", "| row | " + " | ".join(c for c in COMPETENCIES) + " | average | top answer % |",
+                  "|---|" + "---:|" * (len(COMPETENCIES) + 2)]
         for r in rows:
             comp = r["competencies"]  # a sampled row (the AI examinee) may lack whole competencies
             cells = [f"{_pct(comp.get(c, {}).get('score'))} {_ci(comp.get(c, {}).get('ci'))}".strip() for c in COMPETENCIES]
             avg = r["average"] or {}
-            lines.append(f"| {r['label']} | " + " | ".join(cells) + f" | {_pct(avg.get('score'))} {_ci(avg.get('ci'))} |")
+            lines.append(f"| {r['label']} | " + " | ".join(cells) + f" | {_pct(avg.get('score'))} {_ci(avg.get('ci'))} | "
+                         f"{top_cell(r.get('answer_letters'))} |")
         lines += ["", "| row | " + " | ".join(TASK_NAMES) + " |", "|---|" + "---:|" * len(TASK_NAMES)]
         for r in rows:
             lines.append(f"| {r['label']} | " + " | ".join(_pct(r["tasks"].get(t, {}).get("accuracy")) for t in TASK_NAMES) + " |")
         lines.append("")
+        flagged = [r for r in rows if (r.get("answer_letters") or {}).get("not_answering")]
+        lines += [f"**Not answering**: {r['label']} {describe(r['answer_letters'])}." for r in flagged] + ([""] if flagged else [])
     lines += _paired_table(rec["compare_with_tiny_random"], "mini-LM setting", "mini", "tiny-random",
                            "**ancientbench-mini against tiny-random** (paired over the same items; average difference in "
                            "points with its 95% paired bootstrap interval; pooled McNemar p):")
