@@ -65,15 +65,16 @@ def prepare_corpus(work: Path, sources_dir: Path) -> tuple[list[str], dict]:
     return docs, report
 
 
-def prepare_tokenizer(work: Path, docs: list[str], vocab_size: int):
+def prepare_tokenizer(work: Path, docs: list[str], vocab_size: int, folder: Path | None = None):
+    """The tokenizer trained on ``docs`` (kept in ``folder``, default ``work/tokenizer``; reused when there)."""
     from transformers import AutoTokenizer
 
     from ..tiny import train_bytelevel_tokenizer
 
-    folder = work / "tokenizer"
+    folder = folder or work / "tokenizer"
     if not (folder / "tokenizer.json").is_file():
         tok = train_bytelevel_tokenizer(docs, vocab_size=vocab_size)
-        tmp = work / "tokenizer.tmp"
+        tmp = folder.with_name(folder.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         tok.save_pretrained(tmp)
         os.replace(tmp, folder)
@@ -133,7 +134,12 @@ def validation_loss(model, blocks, batch_size: int) -> float:
     return total / max(1, count)
 
 
-def train(work: Path, out: Path, sources_dir: Path, settings: dict, *, threads: int, log=print) -> dict:
+def train(work: Path, out: Path, sources_dir: Path, settings: dict, *, threads: int, log=print,
+          corpus=None, tokenizer_docs=None, tokenizer_dir: Path | None = None, name: str = MINI_NAME,
+          card=None, dtype: str = "float32") -> dict:
+    """Train and export one model. The knowledge-injection runs (:mod:`.inject`) pass their own ``corpus``
+    (a callable returning documents and report), one shared tokenizer (``tokenizer_dir``, trained on
+    ``tokenizer_docs()``), a ``name``, a ``card`` writer and ``dtype`` float16."""
     import torch
 
     from ..tiny import build_tiny_model
@@ -150,9 +156,10 @@ def train(work: Path, out: Path, sources_dir: Path, settings: dict, *, threads: 
         _write_json(settings_file, settings)
     torch.set_num_threads(threads)
     t0 = time.time()
-    docs, report = prepare_corpus(work, sources_dir)
-    log(f"corpus: {report['documents']:,} documents, {report['han_characters']:,} Han characters; leak check passed")
-    tok = prepare_tokenizer(work, docs, settings["vocab_size"])
+    docs, report = corpus() if corpus else prepare_corpus(work, sources_dir)
+    log(f"corpus: {len(docs):,} documents; leak check passed")
+    tok_docs = tokenizer_docs() if tokenizer_docs and not (tokenizer_dir and (tokenizer_dir / "tokenizer.json").is_file()) else docs
+    tok = prepare_tokenizer(work, tok_docs, settings["vocab_size"], tokenizer_dir)
     data = prepare_blocks(work, docs, tok, settings["seq_len"], settings["seed"])
     train_blocks, val_blocks = data["train"], data["validation"]
     log(f"tokens: {data['tokens']:,}; {len(train_blocks):,} training and {len(val_blocks):,} validation blocks")
@@ -206,14 +213,14 @@ def train(work: Path, out: Path, sources_dir: Path, settings: dict, *, threads: 
     val = validation_loss(model, val_blocks, settings["batch_size"])
     log(f"validation loss {val:.3f} (perplexity {math.exp(val):.1f})")
     record = {
-        "format": FORMAT_VERSION, "name": MINI_NAME, "settings": settings, "threads": threads,
+        "format": FORMAT_VERSION, "name": name, "dtype": dtype, "settings": settings, "threads": threads,
         "parameters": params, "tokens": data["tokens"], "train_blocks": len(train_blocks),
         "validation_blocks": len(val_blocks), "tokens_seen": settings["steps"] * settings["batch_size"] * settings["seq_len"],
         "final_train_loss": sum(x["loss"] for x in losses[-50:]) / len(losses[-50:]),
         "validation_loss": round(val, 4), "corpus": report,
         "loss_curve": [[x["step"], x["loss"]] for x in losses],
     }
-    export(model.eval(), tok, record, out)
+    export(model.eval().to(getattr(torch, dtype)), tok, record, out, card=card)
     return record
 
 
@@ -232,17 +239,18 @@ def plot_loss(record: dict, path: Path) -> None:
     ax.axhline(record["validation_loss"], color="k", ls="--", lw=1, label=f"validation {record['validation_loss']:.2f}")
     ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy (nats/token)")
-    ax.set_title(f"{MINI_NAME}: {record['parameters'] / 1e6:.1f}M parameters, {record['tokens_seen'] / 1e6:.1f}M tokens")
+    ax.set_title(f"{record.get('name', MINI_NAME)}: {record['parameters'] / 1e6:.1f}M parameters, {record['tokens_seen'] / 1e6:.1f}M tokens")
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, metadata={"Software": None})
     plt.close(fig)
 
 
-def export(model, tokenizer, record: dict, out: Path) -> None:
+def export(model, tokenizer, record: dict, out: Path, card=None) -> None:
     """Write the model folder (weights, tokenizer, training record, loss curve, card) atomically."""
     from .card import write_card
 
+    write_card = card or write_card
     out = Path(out)
     tmp = out.with_name(f".{out.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
