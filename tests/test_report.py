@@ -449,3 +449,20 @@ def test_shot_independent_rows_appear_once_and_not_as_a_change(tmp_path):
     assert "Chance (shot-independent)" in zero and not any("Chance" in x for x in five)
     assert [d["model"] for d in summary["shot_deltas"]] == ["good"]
     assert "read no exemplars: they are reported once" in summary["markdown"]
+
+
+def test_ladder_markdown_shows_the_injection_pair_and_flags():
+    from ancientbench.reports.ladder import render_markdown
+
+    full = {"score": 0.25, "ci": [0.2, 0.3]}
+    dist = {"n": 80, "predicted": {"A": 0, "B": 0, "C": 0, "D": 1.0, "none": 0}, "gold": {x: 0.25 for x in "ABCD"},
+            "top": "D", "top_share": 1.0, "threshold": 0.625, "not_answering": True}
+    rows = [{"label": "m", "competencies": {c: full for c in ("glyph", "pronunciation", "meaning", "context")},
+             "average": full, "tasks": {"cloze": {"accuracy": 0.25}}, "answer_letters": dist}]
+    cmp_ = {"average": {"a": 0.3, "b": 0.25, "diff": 0.05, "ci": [0.01, 0.09]},
+            "micro_accuracy": {"mcnemar": {"p_value": 0.01}}}
+    md = render_markdown({"limit_per_task": 200, "settings": {"0": rows}, "compare_with_tiny_random": {},
+                          "compare_inject": {"ppl_0shot": cmp_}})
+    assert "| m | 25.0 [20.0, 30.0] | 25.0 [20.0, 30.0] | 25.0 [20.0, 30.0] | 25.0 [20.0, 30.0] | 25.0 [20.0, 30.0] | D 100.0 ! |" in md
+    assert "**Not answering**: m answers D to 100.0% of 80 items" in md
+    assert "**ancientbench-inject-b against ancientbench-inject-a**" in md and "| ppl, 0shot | 30.0 | 25.0 | +5.0 | [1.0, 9.0] | 0.01 |" in md

@@ -4,7 +4,9 @@ Runs, into ``--out`` (default ``results/ladder``), each step resumable as ``eval
 
 1. ``eval`` of ``ancientbench-mini`` in letter mode (the paper's scoring), 0- and 5-shot, and in ppl mode (option
    likelihood), 0-shot, on the first ``--limit`` test items of every task (default 200; ``--limit 0`` for all 19,748);
-2. ``eval`` of ``tiny-random`` (letter mode, 0- and 5-shot, the same items): the random-weight smoke model;
+2. ``eval`` of ``tiny-random`` (letter mode, 0- and 5-shot, the same items): the random-weight smoke model; and of
+   the knowledge-injection pair ``ancientbench-inject-a``/``-b`` (ppl mode, 0-shot; ``--no-inject`` skips them),
+   compared (b) against (a) into ``<out>/compare_inject_ppl_0shot.json`` (per task and letter mode: ``inject``);
 3. the knowledge-free reference rows on the same items (:mod:`ancientbench.reports.reference`): chance and the
    Mandarin reader and the shortcut ceiling (every strategy, two models, 5-fold; ``--no-ceiling`` skips it), and the
    AI examinee row from the full-question probe records (its own sample of items, outside the pipeline);
@@ -31,8 +33,16 @@ from ..tiny import TINY_RANDOM_NAME
 DEFAULT_LIMIT = 200
 
 
-def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_ceiling: bool = True, progress: bool = True) -> int:
+def inject_available() -> bool:
+    from ..paths import INJECT_PATHS
+
+    return all((p / "config.json").is_file() for p in INJECT_PATHS.values())
+
+
+def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_ceiling: bool = True, progress: bool = True,
+           with_inject: bool = True) -> int:
     from ..cli import main
+    from ..paths import INJECT_NAMES
     from .reference import write_reference_rows
 
     out = Path(out)
@@ -44,6 +54,10 @@ def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_ceiling: 
         ["eval", "--model", MINI_NAME, "--mode", "ppl", "--output", str(out / "ppl"), "--shots", "0", *rest],  # ppl at 0-shot only: four continuations per item, 5-shot would double the job's time
         ["eval", "--model", TINY_RANDOM_NAME, "--output", str(out / "letter"), *common],
     ]
+    with_inject = with_inject and inject_available()
+    if with_inject:  # the knowledge-injection pair, ppl 0-shot (letter mode too: `ancientbench inject`)
+        steps += [["eval", "--model", INJECT_NAMES[k], "--mode", "ppl", "--output", str(out / "ppl"), "--shots", "0", *rest]
+                  for k in ("a", "b")]
     for argv in steps:
         print(f"$ ancientbench {' '.join(argv)}", file=sys.stderr, flush=True)
         if main(argv) != 0:
@@ -54,7 +68,17 @@ def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_ceiling: 
         mini = next((out / mode).glob(f"{MINI_NAME}*/results_{k}shot.json"))  # ppl runs go to <name>-ppl/
         main(["compare", str(mini), str(out / "letter" / TINY_RANDOM_NAME / f"results_{k}shot.json"),
               "--json", str(out / f"compare_{mode}_{k}shot.json")])
-    return main(["report", str(out / "letter"), str(out / "ppl"), str(out / "reference"), "--out", str(out / "report")])
+    if with_inject:
+        b, a = (next((out / "ppl").glob(f"{INJECT_NAMES[k]}*/results_0shot.json")) for k in ("b", "a"))
+        main(["compare", str(b), str(a), "--json", str(out / "compare_inject_ppl_0shot.json")])
+    rc = main(["report", str(out / "letter"), str(out / "ppl"), str(out / "reference"), "--out", str(out / "report")])
+    if with_inject:
+        from .inject import NOTE, render_table
+
+        cmp_ = json.loads((out / "compare_inject_ppl_0shot.json").read_text(encoding="utf-8"))
+        print(f"\n## Knowledge injection, ppl mode (letter mode too: `ancientbench inject`)\n\n{NOTE}\n\n"
+              + render_table({"ppl": cmp_}))
+    return rc
 
 
 def _pct(x: float | None) -> str:
@@ -85,7 +109,10 @@ def record(out: str | Path, limit: int | None) -> dict:
     # the paper's recipe in miniature (docs/reference-results.md): `compare FINETUNED BASE --json` files put here
     finetuned = {p.stem.removeprefix("compare_finetuned_"): json.loads(p.read_text(encoding="utf-8"))
                  for p in sorted(out.glob("compare_finetuned_*shot.json"))}
-    rec = {"limit_per_task": limit, "settings": settings, "compare_with_tiny_random": compare, "compare_finetuned": finetuned}
+    inject = {p.stem.removeprefix("compare_inject_"): json.loads(p.read_text(encoding="utf-8"))
+              for p in sorted(out.glob("compare_inject_*shot.json"))}
+    rec = {"limit_per_task": limit, "settings": settings, "compare_with_tiny_random": compare, "compare_finetuned": finetuned,
+           "compare_inject": inject}
     rec["markdown"] = render_markdown(rec)
     return rec
 
@@ -125,6 +152,10 @@ def render_markdown(rec: dict) -> str:
                            "**mini-Ancient against ancientbench-mini**: the paper's fine-tuning recipe in miniature "
                            "(`ancientbench finetune` on `finetune-data`'s instruction pairs, test items held out; commands "
                            "in docs/reference-results.md), paired over the same items as above:")
+    lines += _paired_table(rec.get("compare_inject"), "setting", "inject-b", "inject-a",
+                           "**ancientbench-inject-b against ancientbench-inject-a**: the knowledge-injection pair (same "
+                           "architecture, tokenizer, seed and tokens seen; (b) also read the knowledge sources as reference "
+                           "text; per task: `ancientbench inject`), paired over the same items as above:")
     return "\n".join(lines)
 
 
@@ -157,13 +188,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="first N test items per task (default %(default)s; 0 = all 19,748 questions, about 40 minutes on 2 cores)")
     parser.add_argument("--no-ceiling", action="store_true", help="leave out the shortcut-ceiling row (the combined knowledge-free predictor)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--no-inject", action="store_true", help="leave out the knowledge-injection pair (ppl mode)")
     parser.add_argument("--record", action="store_true", help="write the figures into the shipped mini-LM's folder (maintainers)")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.limit < 0:
         raise AncientBenchError(f"--limit must be >= 0, got {args.limit}")
-    rc = ladder(args.out, limit=args.limit or None, with_ceiling=not args.no_ceiling, progress=not args.no_progress)
+    rc = ladder(args.out, limit=args.limit or None, with_ceiling=not args.no_ceiling, progress=not args.no_progress,
+                with_inject=not args.no_inject)
     if rc == 0 and args.record:
         print(f"recorded {write_record(args.out, args.limit or None)}")
     return rc
