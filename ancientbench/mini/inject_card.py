@@ -39,8 +39,9 @@ sharing a run of {held['ngram']} Han characters with a held-out sentence dropped
 - the seven classics with every held-out sentence removed ({c['classics'].get('sentences_removed', 0):,} sentences
   removed, {c['classics'].get('sentences_kept', 0):,} kept, in {c['classics']['passages']:,} passages);
 - reference text about {k['characters']:,} characters (the targets of the first {k['limit_per_task'] or 'all'} test
-  items of each character task: {per_task}) and the 214 radical graphs, each fact written {k['rounds']} times in
-  rotating phrasings, never in an item's question wording ({k['lines']:,} lines in {k['pages']:,} pages):
+  items of each character task: {per_task}) and the 214 radical graphs, each fact written {k['rounds']} times (10 distinct
+  passes, each its own order and phrasing rotation, repeated), never in an item's question wording
+  ({k['lines']:,} lines in {k['pages']:,} pages):
 
 | fact | facts | phrasings |
 |---|---:|---:|
