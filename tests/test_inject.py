@@ -201,3 +201,6 @@ def _check_inject_table(folder: Path) -> None:
     cmp_ = json.loads((folder / "compare_ppl.json").read_text(encoding="utf-8"))
     assert cmp_["n_items"] == 8 and set(cmp_["tasks"]) == {"radical", "translation"}
     assert cmp_["a"]["model"] == INJECT_NAMES["b"] and cmp_["b"]["model"] == INJECT_NAMES["a"]  # compare's A - B = (b) - (a)
+    f = cmp_["tasks"]["radical"]  # the columns: (a) %, (b) %, (b) - (a)
+    assert f"{100 * f['b']:.1f}  {100 * f['a']:.1f}" in re.sub(r" +", "  ", row) or \
+        row.split()[3:5] == [f"{100 * f['b']:.1f}", f"{100 * f['a']:.1f}"]

@@ -65,7 +65,7 @@ sequences); all folded with OpenCC t2s.
 def render_card(folder: str | Path) -> str:
     folder = Path(folder)
     rec = json.loads((folder / "training.json").read_text(encoding="utf-8"))
-    results_file = folder / "results.json"
+    results_file = folder.parent / INJECT_NAMES["b"] / "results.json"  # one table, recorded beside (b), shown in both cards
     results = json.loads(results_file.read_text(encoding="utf-8")) if results_file.is_file() else None
     s = rec["settings"]
     key = rec["corpus"].get("key", "b")

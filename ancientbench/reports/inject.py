@@ -25,6 +25,7 @@ from ..tasks import TASK_BY_NAME, TASK_NAMES
 DEFAULT_LIMIT = 200
 MODES = ("ppl", "letter")
 INJECTED = ("radical", "radical_meaning", "pronunciation", "phonetic_radical", "homophone")  # mini.inject_corpus
+BOOKS_ONLY = ("tradoc_word", "cloze")  # (b) read their books, with every held-out sentence removed
 
 
 def results_file(out: Path, mode: str, key: str) -> Path:
@@ -56,9 +57,10 @@ def evaluate(out: Path, *, limit: int | None, modes=MODES, tasks=None, progress:
 
 
 def _cell(f: dict) -> list[str]:
+    """(a) %, (b) %, (b) - (a) [interval] of one comparison figure; ``compare`` ran with A = (b), B = (a)."""
     lo, hi = f["ci"]
     mark = " *" if lo > 0 or hi < 0 else ""  # the interval excludes 0
-    return [f"{100 * f['a']:.1f}", f"{100 * f['b']:.1f}", f"{100 * f['diff']:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]{mark}"]
+    return [f"{100 * f['b']:.1f}", f"{100 * f['a']:.1f}", f"{100 * f['diff']:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]{mark}"]
 
 
 def table_rows(comparisons: dict[str, dict]) -> tuple[list[str], list[list[str]]]:
@@ -71,7 +73,8 @@ def table_rows(comparisons: dict[str, dict]) -> tuple[list[str], list[list[str]]
     for t in TASK_NAMES:
         if not all(t in comparisons[m]["tasks"] for m in modes):
             continue
-        row = [f"{t} {TASK_BY_NAME[t].display_zh}", "yes" if t in INJECTED else "no (control)",
+        added = "yes" if t in INJECTED else "books, not the items' sentences" if t in BOOKS_ONLY else "no (control)"
+        row = [f"{t} {TASK_BY_NAME[t].display_zh}", added,
                str(comparisons[modes[0]]["tasks"][t]["n"])]
         for m in modes:
             f = comparisons[m]["tasks"][t]
