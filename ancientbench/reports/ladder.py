@@ -5,8 +5,8 @@ Runs, into ``--out`` (default ``results/ladder``), each step resumable as ``eval
 1. ``eval`` of ``ancientbench-mini`` in letter mode (the paper's scoring), 0- and 5-shot, and in ppl mode (option
    likelihood), 0-shot, on the first ``--limit`` test items of every task (default 200; ``--limit 0`` for all 19,748);
 2. ``eval`` of ``tiny-random`` (letter mode, 0- and 5-shot, the same items): the random-weight smoke model; and of
-   with ``--inject``, the knowledge-injection pair ``ancientbench-inject-a``/``-b`` (ppl mode, 0-shot; opt-in: its
-   two ppl runs took about 5 minutes each on the shared 2-core machine, beyond the main job's 3 minutes),
+   with ``--inject``, the knowledge-injection pair ``ancientbench-inject-a``/``-b`` (ppl mode, 0-shot; opt-in: one
+   ppl run of the pair took 3 min 19 s (149 s CPU) on the shared 2-core machine, beyond the main job's 3 minutes),
    compared (b) against (a) into ``<out>/compare_inject_ppl_0shot.json`` (per task and letter mode: ``inject``);
 3. the knowledge-free reference rows on the same items (:mod:`ancientbench.reports.reference`): chance and the
    Mandarin reader and the shortcut ceiling (every strategy, two models, 5-fold; ``--no-ceiling`` skips it), and the
