@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("ancientbench.reports.report", "paper-style tables and plots from results files"),
     "ladder": ("ancientbench.reports.ladder", "the main job: the shipped mini-LM beside tiny-random and the knowledge-free reference rows, one table"),
     "reference": ("ancientbench.reports.reference", "knowledge-free reference rows (chance, Mandarin reader, options-only and stem-reading predictors) as results files"),
+    "inject": ("ancientbench.reports.inject", "the knowledge-injection table: (b) - (a) per task, ppl and letter mode, paired"),
     "compare": ("ancientbench.reports.compare", "paired comparison of two results on the same items"),
     "human": ("ancientbench.human", "serve a local quiz page to measure a human baseline"),
     "push-to-hub": ("ancientbench.publish.hub", "upload the dataset (and metric) folder to the Hugging Face Hub"),
@@ -35,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "finetune-data": ("ancientbench.finetune.data_command", "build the instruction-tuning dataset, test items held out"),
     "finetune": ("ancientbench.finetune.command", "full fine-tuning of a causal LM, then evaluation beside its base"),
     "train-mini": ("ancientbench.mini.train", "pretrain the ancientbench-mini classical LM from scratch (fixed seed, resumable)"),
+    "train-inject": ("ancientbench.mini.inject_train", "train the knowledge-injection pair: (a) base corpus, (b) + reference text (resumable)"),
 }
 
 # --no-progress: the libraries' own bars too (datasets, Hub transfers, any tqdm), which they read when imported

@@ -26,6 +26,10 @@ V1_STRATEGIES_FILE = RECORDS_DIR / "v1_strategies.json"  # the changelog's "befo
 BUILD_REPORT_FILE = RECORDS_DIR / "build_report.json"  # counts and drops of the last `ancientbench build` of the package
 MINI_NAME = "ancientbench-mini"  # the embedded default model, evaluated and fine-tuned by this name
 MINI_PATH = PACKAGE_DIR / "mini" / MINI_NAME
+# the knowledge-injection pair (issue 36): (a) read the base corpus, (b) the same plus the knowledge sources
+INJECT_NAMES = {"a": "ancientbench-inject-a", "b": "ancientbench-inject-b"}
+INJECT_PATHS = {k: PACKAGE_DIR / "mini" / name for k, name in INJECT_NAMES.items()}
+SHUOWEN_DIR = REPO_ROOT.parent / "shared" / "sources" / "shuowen"  # user-supplied 說文 data, where present
 DEFAULT_SOURCES_DIR = Path(os.environ.get("ANCIENTBENCH_SOURCES", REPO_ROOT / ".sources"))
 
 

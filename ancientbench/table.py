@@ -11,6 +11,7 @@ import unicodedata
 from typing import Sequence
 
 from .backends.base import non_default_backend
+from .letters import describe, top_cell
 from .tasks import (
     COMPETENCIES,
     COMPETENCY_DISPLAY,
@@ -74,9 +75,14 @@ def results_table(results: Sequence[dict]) -> str:
         if r["model"].get("smoke_model"):
             flags.append("smoke model")
         labels.append((name, ", ".join(flags)))
-    head = ["model", "setting", *[COMPETENCY_DISPLAY[c][1] for c in COMPETENCIES], "Average"]
-    rows = [[n, s, *[_pct(r["competencies"].get(c)) for c in COMPETENCIES], _pct(r["average"])] for (n, s), r in zip(labels, results)]
+    head = ["model", "setting", *[COMPETENCY_DISPLAY[c][1] for c in COMPETENCIES], "Average", "top answer %"]
+    dists = [r.get("answer_letters") for r in results]
+    rows = [[n, s, *[_pct(r["competencies"].get(c)) for c in COMPETENCIES], _pct(r["average"]), top_cell(d)]
+            for (n, s), r, d in zip(labels, results, dists)]
     lines = [render(head, rows, align="ll" + "r" * (len(head) - 2))]
+    for (name, s), d in zip(labels, dists):
+        if d and d["not_answering"]:
+            lines.append(f"NOT ANSWERING: {name} {s} {describe(d)}; its accuracy is that answer's share of the keys")
     present = [t for t in TASK_NAMES if any(t in r["tasks"] for r in results)]
     head2 = ["task", "competency", "n", *[s for _, s in labels]]
     rows2 = []

@@ -16,7 +16,7 @@ def test_eval_cli_zero_and_five_shot(tiny_qwen2, fixture_data, tmp_path, capsys)
     assert main(argv) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
-    assert lines[0].split() == ["model", "setting", "Glyph", "Pronunciation", "Meaning", "Context", "Average"]
+    assert lines[0].split() == ["model", "setting", "Glyph", "Pronunciation", "Meaning", "Context", "Average", "top", "answer", "%"]
     folder = tmp_path / Path(model_dir).name
     for k in (0, 5):
         res = json.loads((folder / f"results_{k}shot.json").read_text(encoding="utf-8"))
@@ -25,7 +25,9 @@ def test_eval_cli_zero_and_five_shot(tiny_qwen2, fixture_data, tmp_path, capsys)
         preds = read_jsonl(folder / f"predictions_{k}shot.jsonl")
         assert len(preds) == res["data"]["n_items"] and all(p["shots_used"] == k for p in preds)
         row = next(line for line in lines if f"{k}-shot" in line and line.startswith(model_dir))
-        assert row.split()[-1] == f"{100 * res['average']:.2f}"
+        dist = res["answer_letters"]  # the last cells: average, then the top answer and its share (! when flagged)
+        tail = [f"{100 * res['average']:.2f}", dist["top"], f"{100 * dist['top_share']:.1f}"] + (["!"] if dist["not_answering"] else [])
+        assert row.split()[-len(tail):] == tail
         assert str(folder / f"results_{k}shot.json") in out
 
     # a second run resumes: nothing is rescored and the numbers are the same
@@ -171,7 +173,8 @@ def test_an_unwritable_destination_is_one_line(tmp_path, capsys):
 
 
 # commands that show progress (bars or step lines) while they work; each takes --no-progress, and only they do
-LONG_COMMANDS = ("build", "audit", "eval", "run", "ladder", "reference", "finetune", "train-mini", "register", "push-to-hub")
+LONG_COMMANDS = ("build", "audit", "eval", "run", "ladder", "reference", "finetune", "train-mini", "register", "push-to-hub", "inject",
+                 "train-inject")
 
 
 def test_every_long_command_accepts_no_progress():

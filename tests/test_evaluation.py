@@ -187,7 +187,7 @@ def test_table_has_the_papers_shape(tiny_qwen2, fixture_data):
     res = run(tiny_qwen2, fixture_data, limit=2)
     table = results_table(list(res.values()))
     lines = table.splitlines()
-    assert lines[0].split() == ["model", "setting", "Glyph", "Pronunciation", "Meaning", "Context", "Average"]
+    assert lines[0].split() == ["model", "setting", "Glyph", "Pronunciation", "Meaning", "Context", "Average", "top", "answer", "%"]
     assert "0-shot" in lines[2] and "5-shot" in lines[3]
     assert f"{100 * res[5]['average']:.2f}" in lines[3]
     assert any(line.startswith("cloze 完形填空") for line in lines)

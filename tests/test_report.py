@@ -64,8 +64,8 @@ def test_tables_figures_bold_order_and_human(runs, tmp_path, capsys):
     md = (out / "report.md").read_text(encoding="utf-8")
     zero = md.split("## Zero-shot (the paper's Table 2)", 1)[1].split("## 5-shot", 1)[0]
     comp = table_lines(zero, "Competencies")
-    assert cells(comp[0]) == ["Model", "字形 Glyph", "字音 Pronunciation", "字義 Meaning", "語境 Context", "平均 Average"]
-    rows = [cells(ln) for ln in comp[2:]]
+    assert cells(comp[0]) == ["Model", "字形 Glyph", "字音 Pronunciation", "字義 Meaning", "語境 Context", "平均 Average", "Top answer %"]
+    rows = [cells(ln)[:6] for ln in comp[2:]]
     # sorted by average: good (62.5, 50, 100, 25 -> 59.375) before weak (62.5, 25, 50, 50 -> 46.875); Human last
     assert [r[0] for r in rows] == ["good *", "org/weak_model *", "Human *"]
     good, weak, human = rows
@@ -362,4 +362,107 @@ def test_ladder_markdown_renders_rows_missing_whole_competencies():
             {"label": "sample", "competencies": {"context": {"score": 1.0, "ci": [1.0, 1.0]}},
              "average": {"score": 1.0, "ci": [1.0, 1.0]}, "tasks": {"cloze": {"accuracy": 1.0}}}]
     md = render_markdown({"limit_per_task": 200, "settings": {"0": rows}, "compare_with_tiny_random": {}})
-    assert "| sample | - | - | - | 100.0 [100.0, 100.0] | 100.0 [100.0, 100.0] |" in md
+    assert "| sample | - | - | - | 100.0 [100.0, 100.0] | 100.0 [100.0, 100.0] | - |" in md
+
+
+# ------------------------------------------------------------------------------ not answering (issue 36)
+
+
+def _balanced(task: str, n: int, pred=None, prefix: str = "") -> list[dict]:
+    """n items with balanced keys (A, B, C, D in turn); ``pred`` a constant answer, else every item right."""
+    from results_fixtures import LETTERS, row
+
+    out = []
+    for i in range(n):
+        gold = LETTERS[i % 4]
+        p = gold if pred is None else pred
+        out.append(row(f"{prefix}{task}-{i}", task, gold, p == gold, pred=p))
+    return out
+
+
+def test_a_constant_letter_model_is_flagged_and_a_balanced_one_is_not(tmp_path):
+    from ancientbench.letters import flag_threshold, letter_distribution
+
+    res = tmp_path / "results"
+    write_run(res, "constant", 0, _balanced("radical", 40, pred="D") + _balanced("cloze", 40, pred="D"))
+    write_run(res, "answering", 0, _balanced("radical", 40) + _balanced("cloze", 40))
+    summary = report.build_report([rs.load_result(p) for p in rs.collect_result_files([res])], tmp_path / "r",
+                                  n_resamples=50, seed=0, bins=5, plots=False)
+    rows = {r["label"]: r for r in summary["settings"]["0"]["rows"]}
+    assert rows["constant"]["answer_letters"]["not_answering"] and rows["constant"]["answer_letters"]["top"] == "D"
+    assert rows["constant"]["answer_letters"]["predicted"]["D"] == 1.0
+    assert not rows["answering"]["answer_letters"]["not_answering"]
+    md = summary["markdown"]
+    comp = {cells(ln)[0]: cells(ln) for ln in table_lines(md, "Competencies")}
+    assert comp["constant *"][-1] == "D 100.0 !" and comp["answering *"][-1] == "A 25.0"
+    assert "**constant** answers D to 100.0% of 80 items" in md and "**answering" not in md
+    # the threshold follows the keys: half-way from their largest letter share to 100%
+    assert flag_threshold({"A": 0.25, "B": 0.25, "C": 0.25, "D": 0.25}) == 0.625
+    skewed = letter_distribution(["A"] * 66 + ["B"] * 34, ["A"] * 40 + ["B"] * 60)  # keys: B 60% -> threshold 80%
+    assert skewed["threshold"] == 0.8 and not skewed["not_answering"]
+    assert letter_distribution(["A"] * 66 + ["B"] * 34, list("ABCD") * 25)["not_answering"]
+
+
+def test_unparsed_answers_are_flagged_in_the_same_place(tmp_path):
+    from ancientbench.letters import letter_distribution
+    from ancientbench.table import results_table
+
+    dist = letter_distribution([None] * 9 + ["A"], list("ABCDABCDAB"))
+    assert dist["top"] == "none" and dist["not_answering"]
+    res = {"model": {"name_or_path": "chatty"}, "setting": {"shots": 0, "mode": "generate", "letter_style": "bare"},
+           "competencies": {}, "average": None, "complete": False, "tasks": {}, "answer_letters": dist}
+    text = results_table([res])
+    assert "NOT ANSWERING: chatty 0-shot, generate gives no readable letter for 90.0% of 10 items" in text
+    assert "none 90.0 !" in text
+
+
+def test_eval_records_the_letter_distribution_and_prints_the_share(tmp_path, capsys):
+    from ancientbench.cli import main
+
+    assert main(["eval", "--model", "tiny-random", "--tasks", "cloze", "radical", "--limit", "8", "--shots", "0",
+                 "--output", str(tmp_path), "--no-progress"]) == 0
+    res = json.loads(next(tmp_path.rglob("results_0shot.json")).read_text(encoding="utf-8"))
+    dist = res["answer_letters"]
+    assert dist["n"] == 16 and abs(sum(dist["predicted"].values()) - 1) < 1e-6 and set(dist["tasks"]) == {"cloze", "radical"}
+    out = capsys.readouterr().out
+    assert "top answer %" in out and f"{dist['top']} {100 * dist['top_share']:.1f}" in out
+
+
+def test_shot_independent_rows_appear_once_and_not_as_a_change(tmp_path):
+    from ancientbench.reports.reference import write_row
+
+    res = tmp_path / "results"
+    write_run(res, "/models/good", 0, good_rows(3), slug="good")
+    write_run(res, "/models/good", 5, good_rows(4), slug="good")
+    rows = good_rows(2)
+    items = [{"id": r["id"], "task": r["task"], "answer": r["gold"]} for r in rows]
+    per_task = {}
+    for it, r in zip(items, rows):
+        per_task.setdefault(it["task"], ([], [], {}))
+        per_task[it["task"]][0].append(it)
+        per_task[it["task"]][1].append(r["pred"])
+    write_row(res, "chance", per_task, {}, "fixture", [0, 5], 0)
+    summary = report.build_report([rs.load_result(p) for p in rs.collect_result_files([res])], tmp_path / "r",
+                                  n_resamples=50, seed=0, bins=5, plots=False)
+    zero = [r["label"] for r in summary["settings"]["0"]["rows"]]
+    five = [r["label"] for r in summary["settings"]["5"]["rows"]]
+    assert "Chance (shot-independent)" in zero and not any("Chance" in x for x in five)
+    assert [d["model"] for d in summary["shot_deltas"]] == ["good"]
+    assert "read no exemplars: they are reported once" in summary["markdown"]
+
+
+def test_ladder_markdown_shows_the_injection_pair_and_flags():
+    from ancientbench.reports.ladder import render_markdown
+
+    full = {"score": 0.25, "ci": [0.2, 0.3]}
+    dist = {"n": 80, "predicted": {"A": 0, "B": 0, "C": 0, "D": 1.0, "none": 0}, "gold": {x: 0.25 for x in "ABCD"},
+            "top": "D", "top_share": 1.0, "threshold": 0.625, "not_answering": True}
+    rows = [{"label": "m", "competencies": {c: full for c in ("glyph", "pronunciation", "meaning", "context")},
+             "average": full, "tasks": {"cloze": {"accuracy": 0.25}}, "answer_letters": dist}]
+    cmp_ = {"average": {"a": 0.3, "b": 0.25, "diff": 0.05, "ci": [0.01, 0.09]},
+            "micro_accuracy": {"mcnemar": {"p_value": 0.01}}}
+    md = render_markdown({"limit_per_task": 200, "settings": {"0": rows}, "compare_with_tiny_random": {},
+                          "compare_inject": {"ppl_0shot": cmp_}})
+    assert "| m | 25.0 [20.0, 30.0] | 25.0 [20.0, 30.0] | 25.0 [20.0, 30.0] | 25.0 [20.0, 30.0] | 25.0 [20.0, 30.0] | D 100.0 ! |" in md
+    assert "**Not answering**: m answers D to 100.0% of 80 items" in md
+    assert "**ancientbench-inject-b against ancientbench-inject-a**" in md and "| ppl, 0shot | 30.0 | 25.0 | +5.0 | [1.0, 9.0] | 0.01 |" in md

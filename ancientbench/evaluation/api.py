@@ -29,6 +29,15 @@ def check_writable(output_dir: str | Path) -> None:
         raise EvaluationError(f"--output {out}: cannot write there ({err.strerror or err})") from None
 
 
+def shipped_model_path(name: str, paths: dict) -> Path:
+    """The folder of a model that ships in the package; an error naming its training command when absent."""
+    path = Path(paths[name])
+    if not (path / "config.json").is_file():
+        raise EvaluationError(f"{path}: the {name} model is not in this installation; train it with "
+                              "`ancientbench train-inject` (docs/reference-results.md)")
+    return path
+
+
 def evaluate_model(
     model,
     tokenizer=None,
@@ -78,7 +87,7 @@ def evaluate_model(
     from dataclasses import replace
 
     from ..dataset import data_source, load_questions
-    from ..paths import MINI_NAME, mini_path
+    from ..paths import INJECT_NAMES, INJECT_PATHS, MINI_NAME, mini_path
     from ..tiny import TINY_RANDOM_NAME
     from . import distributed
 
@@ -88,9 +97,12 @@ def evaluate_model(
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()
-    shipped = backend == DEFAULT_BACKEND and str(model) == MINI_NAME
-    if shipped:  # the mini-LM ships inside the package: its folder, recorded under its name
+    shipped_name = str(model) if backend == DEFAULT_BACKEND and str(model) in (MINI_NAME, *INJECT_NAMES.values()) else None
+    shipped = shipped_name is not None
+    if shipped_name == MINI_NAME:  # the mini-LMs ship inside the package: their folders, recorded under their names
         model = str(mini_path())
+    elif shipped:
+        model = str(shipped_model_path(shipped_name, {n: INJECT_PATHS[k] for k, n in INJECT_NAMES.items()}))
     if revision is not None and isinstance(model, (str, Path)) and (
             backend == TINY_RANDOM_NAME or shipped or Path(model).is_dir()):  # a revision would be recorded, never used
         raise EvaluationError(f"--revision {revision}: {'the built-in ' + str(model) if backend == TINY_RANDOM_NAME else 'a local model folder'} "
@@ -137,7 +149,7 @@ def evaluate_model(
         )
         be, owned = load_backend(backend, config), True
         if shipped:
-            be._info = {**be.info(), "name_or_path": MINI_NAME}
+            be._info = {**be.info(), "name_or_path": shipped_name}
         if tokenizer is not None:
             if not hasattr(be, "use_tokenizer"):
                 raise EvaluationError(f"backend {backend!r} cannot score with a tokenizer passed in")

@@ -56,7 +56,7 @@ def add_arguments(parser) -> None:
     parser.epilog = ("backends:\n" + "\n".join(f"  {n:<12} {BACKEND_HELP.get(n, '')}" for n in BACKENDS)
                      + "\nmodes:\n" + "\n".join(f"  {m:<12} {MODE_HELP[m]}" for m in MODES))
     parser.add_argument("--model", required=True,
-                        help="Hub id, local model folder, 'ancientbench-mini' (the shipped classical mini-LM), 'tiny-random' (built-in smoke model), or a served model's name")
+                        help="Hub id, local model folder, 'ancientbench-mini' (the shipped classical mini-LM), 'ancientbench-inject-a' and 'ancientbench-inject-b' (the knowledge-injection pair), 'tiny-random' (built-in smoke model), or a served model's name")
     parser.add_argument("--backend", default=DEFAULT_BACKEND, metavar="NAME",
                         help=f"how the model is run: {', '.join(BACKENDS)} (default hf; see below)")
     parser.add_argument("--mode", choices=MODES, default="letter", help="how an answer is scored (default letter; see below)")

@@ -8,6 +8,7 @@ import platform
 from typing import Sequence
 
 from ..aggregate import aggregate
+from ..letters import from_predictions
 from .layout import RESULTS_FORMAT
 
 
@@ -98,6 +99,7 @@ def build_results(
         "competencies": agg["competencies"],
         "average": agg["average"],
         "micro_accuracy": agg["micro_accuracy"],
+        "answer_letters": from_predictions(records) if records else None,  # the not-answering flag (ancientbench.letters)
         "complete": bool(agg["complete"] and not limited),
         "packages": package_versions(),
         "timing": timing,

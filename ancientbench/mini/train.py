@@ -67,15 +67,16 @@ def prepare_corpus(work: Path, sources_dir: Path) -> tuple[list[str], dict]:
     return docs, report
 
 
-def prepare_tokenizer(work: Path, docs: list[str], vocab_size: int):
+def prepare_tokenizer(work: Path, docs: list[str], vocab_size: int, folder: Path | None = None):
+    """The tokenizer trained on ``docs`` (kept in ``folder``, default ``work/tokenizer``; reused when there)."""
     from transformers import AutoTokenizer
 
     from ..tiny import train_bytelevel_tokenizer
 
-    folder = work / "tokenizer"
+    folder = folder or work / "tokenizer"
     if not (folder / "tokenizer.json").is_file():
         tok = train_bytelevel_tokenizer(docs, vocab_size=vocab_size)
-        tmp = work / "tokenizer.tmp"
+        tmp = folder.with_name(folder.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         tok.save_pretrained(tmp)
         os.replace(tmp, folder)
@@ -135,7 +136,12 @@ def validation_loss(model, blocks, batch_size: int) -> float:
     return total / max(1, count)
 
 
-def train(work: Path, out: Path, sources_dir: Path, settings: dict, *, threads: int, log=print, progress: bool = True) -> dict:
+def train(work: Path, out: Path, sources_dir: Path, settings: dict, *, threads: int, log=print,
+          corpus=None, tokenizer_docs=None, tokenizer_dir: Path | None = None, name: str = MINI_NAME,
+          card=None, dtype: str = "float32", progress: bool = True) -> dict:
+    """Train and export one model. The knowledge-injection runs (:mod:`.inject`) pass their own ``corpus``
+    (a callable returning documents and report), one shared tokenizer (``tokenizer_dir``, trained on
+    ``tokenizer_docs()``), a ``name``, a ``card`` writer and ``dtype`` float16."""
     import torch
 
     from ..tiny import build_tiny_model
@@ -152,9 +158,10 @@ def train(work: Path, out: Path, sources_dir: Path, settings: dict, *, threads: 
         _write_json(settings_file, settings)
     torch.set_num_threads(threads)
     t0 = time.time()
-    docs, report = prepare_corpus(work, sources_dir)
-    log(f"corpus: {report['documents']:,} documents, {report['han_characters']:,} Han characters; leak check passed")
-    tok = prepare_tokenizer(work, docs, settings["vocab_size"])
+    docs, report = corpus() if corpus else prepare_corpus(work, sources_dir)
+    log(f"corpus: {len(docs):,} documents; leak check passed")
+    tok_docs = tokenizer_docs() if tokenizer_docs and not (tokenizer_dir and (tokenizer_dir / "tokenizer.json").is_file()) else docs
+    tok = prepare_tokenizer(work, tok_docs, settings["vocab_size"], tokenizer_dir)
     data = prepare_blocks(work, docs, tok, settings["seq_len"], settings["seed"])
     train_blocks, val_blocks = data["train"], data["validation"]
     log(f"tokens: {data['tokens']:,}; {len(train_blocks):,} training and {len(val_blocks):,} validation blocks")
@@ -209,14 +216,14 @@ def train(work: Path, out: Path, sources_dir: Path, settings: dict, *, threads: 
     val = validation_loss(model, val_blocks, settings["batch_size"])
     log(f"validation loss {val:.3f} (perplexity {math.exp(val):.1f})")
     record = {
-        "format": FORMAT_VERSION, "name": MINI_NAME, "settings": settings, "threads": threads,
+        "format": FORMAT_VERSION, "name": name, "dtype": dtype, "settings": settings, "threads": threads,
         "parameters": params, "tokens": data["tokens"], "train_blocks": len(train_blocks),
         "validation_blocks": len(val_blocks), "tokens_seen": settings["steps"] * settings["batch_size"] * settings["seq_len"],
         "final_train_loss": sum(x["loss"] for x in losses[-50:]) / len(losses[-50:]),
         "validation_loss": round(val, 4), "corpus": report,
         "loss_curve": [[x["step"], x["loss"]] for x in losses],
     }
-    export(model.eval(), tok, record, out)
+    export(model.eval().to(getattr(torch, dtype)), tok, record, out, card=card)
     return record
 
 
@@ -235,40 +242,41 @@ def plot_loss(record: dict, path: Path) -> None:
     ax.axhline(record["validation_loss"], color="k", ls="--", lw=1, label=f"validation {record['validation_loss']:.2f}")
     ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy (nats/token)")
-    ax.set_title(f"{MINI_NAME}: {record['parameters'] / 1e6:.1f}M parameters, {record['tokens_seen'] / 1e6:.1f}M tokens")
+    ax.set_title(f"{record.get('name', MINI_NAME)}: {record['parameters'] / 1e6:.1f}M parameters, {record['tokens_seen'] / 1e6:.1f}M tokens")
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, metadata={"Software": None})
     plt.close(fig)
 
 
-def check_output(out: Path) -> None:
-    """Refuse, before any training, an ``--output`` that is the installed package (the shipped model and its
-    ``results.json``), a file, or a folder holding anything but an earlier export of this command."""
+def check_output(out: Path, name: str = MINI_NAME, command: str = "train-mini") -> None:
+    """Refuse, before any training, an ``--output`` that is the installed package (the shipped models and their
+    records), a file, or a folder holding anything but an earlier export of model ``name``."""
     from ..paths import PACKAGE_DIR
 
     where = out.resolve()
     if where == PACKAGE_DIR or PACKAGE_DIR in where.parents:
-        raise TrainMiniError(f"--output {out}: inside the installed package ({PACKAGE_DIR}); the shipped {MINI_NAME} is "
-                             "not replaced by a training run: give a folder of your own (the default is <work>/model)")
+        raise TrainMiniError(f"--output {out}: inside the installed package ({PACKAGE_DIR}); a shipped model is "
+                             "not replaced by a training run: give a folder of your own (the default is under --work)")
     if out.exists() and not out.is_dir():
         raise TrainMiniError(f"--output {out}: exists and is not a folder")
-    if out.is_dir() and any(out.iterdir()) and not _earlier_export(out):
-        raise TrainMiniError(f"--output {out}: not empty and not a model folder written by train-mini (no training.json "
-                             f"of {MINI_NAME}); choose a new or empty folder")
+    if out.is_dir() and any(out.iterdir()) and not _earlier_export(out, name):
+        raise TrainMiniError(f"--output {out}: not empty and not a model folder written by {command} (no training.json "
+                             f"of {name}); choose a new or empty folder")
 
 
-def _earlier_export(out: Path) -> bool:
+def _earlier_export(out: Path, name: str) -> bool:
     try:
-        return json.loads((out / "training.json").read_text(encoding="utf-8")).get("name") == MINI_NAME
+        return json.loads((out / "training.json").read_text(encoding="utf-8")).get("name") == name
     except (OSError, ValueError, AttributeError):
         return False
 
 
-def export(model, tokenizer, record: dict, out: Path) -> None:
+def export(model, tokenizer, record: dict, out: Path, card=None) -> None:
     """Write the model folder (weights, tokenizer, training record, loss curve, card) atomically."""
     from .card import write_card
 
+    write_card = card or write_card
     out = Path(out)
     tmp = out.with_name(f".{out.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -279,7 +287,7 @@ def export(model, tokenizer, record: dict, out: Path) -> None:
     (tmp / "loss.tsv").write_text("step\tloss\n" + "".join(f"{s}\t{v}\n" for s, v in loss_curve), encoding="utf-8")
     plot_loss({**record, "loss_curve": loss_curve}, tmp / "loss_curve.png")
     write_card(tmp)
-    check_output(out)  # again: the folder may have changed during the run
+    check_output(out, record.get("name", MINI_NAME))  # again: the folder may have changed during the run
     old = out.with_name(f".{out.name}.old")
     if out.exists():
         shutil.rmtree(old, ignore_errors=True)

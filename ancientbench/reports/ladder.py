@@ -4,7 +4,10 @@ Runs, into ``--out`` (default ``results/ladder``), each step resumable as ``eval
 
 1. ``eval`` of ``ancientbench-mini`` in letter mode (the paper's scoring), 0- and 5-shot, and in ppl mode (option
    likelihood), 0-shot, on the first ``--limit`` test items of every task (default 200; ``--limit 0`` for all 19,748);
-2. ``eval`` of ``tiny-random`` (letter mode, 0- and 5-shot, the same items): the random-weight smoke model;
+2. ``eval`` of ``tiny-random`` (letter mode, 0- and 5-shot, the same items): the random-weight smoke model; and of
+   with ``--inject``, the knowledge-injection pair ``ancientbench-inject-a``/``-b`` (ppl mode, 0-shot; opt-in: one
+   ppl run of the pair took 3 min 19 s (149 s CPU) on the shared 2-core machine, beyond the main job's 3 minutes),
+   compared (b) against (a) into ``<out>/compare_inject_ppl_0shot.json`` (per task and letter mode: ``inject``);
 3. the knowledge-free reference rows on the same items (:mod:`ancientbench.reports.reference`): chance and the
    Mandarin reader, the options-only and the stem-reading predictors (two models, 5-fold; ``--no-predictors`` skips
    them), and the
@@ -25,14 +28,23 @@ import sys
 from pathlib import Path
 
 from ..errors import AncientBenchError
+from ..letters import describe, top_cell
 from ..mini import MINI_NAME
 from ..tiny import TINY_RANDOM_NAME
 
 DEFAULT_LIMIT = 200
 
 
-def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_predictors: bool = True, progress: bool = True) -> int:
+def inject_available() -> bool:
+    from ..paths import INJECT_PATHS
+
+    return all((p / "config.json").is_file() for p in INJECT_PATHS.values())
+
+
+def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_predictors: bool = True, progress: bool = True,
+           with_inject: bool = False) -> int:
     from ..cli import main
+    from ..paths import INJECT_NAMES
     from .reference import PREDICTOR_ROWS, write_reference_rows
 
     out = Path(out)
@@ -44,6 +56,10 @@ def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_predictor
         ["eval", "--model", MINI_NAME, "--mode", "ppl", "--output", str(out / "ppl"), "--shots", "0", *rest],  # ppl at 0-shot only: four continuations per item, 5-shot would double the job's time
         ["eval", "--model", TINY_RANDOM_NAME, "--output", str(out / "letter"), *common],
     ]
+    with_inject = with_inject and inject_available()
+    if with_inject:  # the knowledge-injection pair, ppl 0-shot (letter mode too: `ancientbench inject`)
+        steps += [["eval", "--model", INJECT_NAMES[k], "--mode", "ppl", "--output", str(out / "ppl"), "--shots", "0", *rest]
+                  for k in ("a", "b")]
     for argv in steps:
         print(f"$ ancientbench {' '.join(argv)}", file=sys.stderr, flush=True)
         if main(argv) != 0:
@@ -54,7 +70,17 @@ def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_predictor
         mini = next((out / mode).glob(f"{MINI_NAME}*/results_{k}shot.json"))  # ppl runs go to <name>-ppl/
         main(["compare", str(mini), str(out / "letter" / TINY_RANDOM_NAME / f"results_{k}shot.json"),
               "--json", str(out / f"compare_{mode}_{k}shot.json")])
-    return main(["report", str(out / "letter"), str(out / "ppl"), str(out / "reference"), "--out", str(out / "report")])
+    if with_inject:
+        b, a = (next((out / "ppl").glob(f"{INJECT_NAMES[k]}*/results_0shot.json")) for k in ("b", "a"))
+        main(["compare", str(b), str(a), "--json", str(out / "compare_inject_ppl_0shot.json")])
+    rc = main(["report", str(out / "letter"), str(out / "ppl"), str(out / "reference"), "--out", str(out / "report")])
+    if with_inject:
+        from .inject import NOTE, render_table
+
+        cmp_ = json.loads((out / "compare_inject_ppl_0shot.json").read_text(encoding="utf-8"))
+        print(f"\n## Knowledge injection, ppl mode (letter mode too: `ancientbench inject`)\n\n{NOTE}\n\n"
+              + render_table({"ppl": cmp_}))
+    return rc
 
 
 def _pct(x: float | None) -> str:
@@ -73,7 +99,8 @@ def record(out: str | Path, limit: int | None) -> dict:
     for k, block in summary["settings"].items():
         settings[k] = [{
             "label": r["label"], "n_items": r["n_items"], "average": r["average"],
-            "competencies": r["competencies"],
+            "competencies": r["competencies"], "shot_independent": r.get("shot_independent", False),
+            "answer_letters": r.get("answer_letters"),
             "tasks": {t: {x: v[x] for x in ("accuracy", "correct", "total", "ci")} for t, v in r["tasks"].items()},
         } for r in block["rows"]]
     compare = {}
@@ -84,7 +111,10 @@ def record(out: str | Path, limit: int | None) -> dict:
     # the paper's recipe in miniature (docs/reference-results.md): `compare FINETUNED BASE --json` files put here
     finetuned = {p.stem.removeprefix("compare_finetuned_"): json.loads(p.read_text(encoding="utf-8"))
                  for p in sorted(out.glob("compare_finetuned_*shot.json"))}
-    rec = {"limit_per_task": limit, "settings": settings, "compare_with_tiny_random": compare, "compare_finetuned": finetuned}
+    inject = {p.stem.removeprefix("compare_inject_"): json.loads(p.read_text(encoding="utf-8"))
+              for p in sorted(out.glob("compare_inject_*shot.json"))}
+    rec = {"limit_per_task": limit, "settings": settings, "compare_with_tiny_random": compare, "compare_finetuned": finetuned,
+           "compare_inject": inject}
     rec["markdown"] = render_markdown(rec)
     return rec
 
@@ -101,19 +131,24 @@ def render_markdown(rec: dict) -> str:
              "the same with the question's cues too (the two figures of `ancientbench audit`, here on these items). "
              "The AI examinee row is not knowledge-free and not from the "
              "pipeline: blind AI examinees' full-question answers from the probe records, on their own sample of items "
-             "(n per task in the report; only four tasks were probed with the full question).", ""]
+             "(n per task in the report; only four tasks were probed with the full question). Rows marked "
+             "shot-independent read no exemplars and appear once, in the 0-shot tables. Top answer: the most frequent "
+             "answer and its share of the items; `!` flags a row that is not answering (module `ancientbench.letters`).", ""]
     for k, rows in sorted(rec["settings"].items(), key=lambda kv: int(kv[0])):
-        lines += [f"**{k}-shot**", "", "| row | " + " | ".join(c for c in COMPETENCIES) + " | average |",
-                  "|---|" + "---:|" * (len(COMPETENCIES) + 1)]
+        lines += [f"**{k}-shot**", "", "| row | " + " | ".join(c for c in COMPETENCIES) + " | average | top answer % |",
+                  "|---|" + "---:|" * (len(COMPETENCIES) + 2)]
         for r in rows:
             comp = r["competencies"]  # a sampled row (the AI examinee) may lack whole competencies
             cells = [f"{_pct(comp.get(c, {}).get('score'))} {_ci(comp.get(c, {}).get('ci'))}".strip() for c in COMPETENCIES]
             avg = r["average"] or {}
-            lines.append(f"| {r['label']} | " + " | ".join(cells) + f" | {_pct(avg.get('score'))} {_ci(avg.get('ci'))} |")
+            lines.append(f"| {r['label']} | " + " | ".join(cells) + f" | {_pct(avg.get('score'))} {_ci(avg.get('ci'))} | "
+                         f"{top_cell(r.get('answer_letters'))} |")
         lines += ["", "| row | " + " | ".join(TASK_NAMES) + " |", "|---|" + "---:|" * len(TASK_NAMES)]
         for r in rows:
             lines.append(f"| {r['label']} | " + " | ".join(_pct(r["tasks"].get(t, {}).get("accuracy")) for t in TASK_NAMES) + " |")
         lines.append("")
+        flagged = [r for r in rows if (r.get("answer_letters") or {}).get("not_answering")]
+        lines += [f"**Not answering**: {r['label']} {describe(r['answer_letters'])}." for r in flagged] + ([""] if flagged else [])
     lines += _paired_table(rec["compare_with_tiny_random"], "mini-LM setting", "mini", "tiny-random",
                            "**ancientbench-mini against tiny-random** (paired over the same items; average difference in "
                            "points with its 95% paired bootstrap interval; pooled McNemar p):")
@@ -121,6 +156,10 @@ def render_markdown(rec: dict) -> str:
                            "**mini-Ancient against ancientbench-mini**: the paper's fine-tuning recipe in miniature "
                            "(`ancientbench finetune` on `finetune-data`'s instruction pairs, test items held out; commands "
                            "in docs/reference-results.md), paired over the same items as above:")
+    lines += _paired_table(rec.get("compare_inject"), "setting", "inject-b", "inject-a",
+                           "**ancientbench-inject-b against ancientbench-inject-a**: the knowledge-injection pair (same "
+                           "architecture, tokenizer, seed and tokens seen; (b) also read the knowledge sources as reference "
+                           "text; per task: `ancientbench inject`), paired over the same items as above:")
     return "\n".join(lines)
 
 
@@ -154,13 +193,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-predictors", action="store_true",
                         help="leave out the options-only and stem-reading predictor rows")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--inject", action="store_true", help="add the knowledge-injection pair (ppl mode, 0-shot) and its paired comparison")
     parser.add_argument("--record", action="store_true", help="write the figures into the shipped mini-LM's folder (maintainers)")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.limit < 0:
         raise AncientBenchError(f"--limit must be >= 0, got {args.limit}")
-    rc = ladder(args.out, limit=args.limit or None, with_predictors=not args.no_predictors, progress=not args.no_progress)
+    rc = ladder(args.out, limit=args.limit or None, with_predictors=not args.no_predictors, progress=not args.no_progress,
+                with_inject=args.inject)
     if rc == 0 and args.record:
         print(f"recorded {write_record(args.out, args.limit or None)}")
     return rc

@@ -32,6 +32,7 @@ from ..aggregate import aggregate
 from ..argtypes import add_no_progress, non_negative_int
 from ..evaluation.layout import predictions_path, results_path
 from ..fileio import atomic_write
+from ..letters import from_predictions
 from ..paths import PROBES_DIR, record
 from ..tasks import LETTERS, TASK_BY_NAME, TASK_NAMES
 
@@ -157,6 +158,7 @@ def write_row(out: Path, slug: str, per_task: dict[str, tuple[list[dict], list[s
             "tasks": {t: {**v, "fewshot_truncated_items": 0} for t, v in agg["tasks"].items()},
             "competencies": agg["competencies"], "average": agg["average"],
             "micro_accuracy": agg["micro_accuracy"], "complete": agg["complete"],
+            "answer_letters": from_predictions(preds),
             "packages": {"ancientbench": __version__},
             "predictions_file": pf.name,
             "reference": {"row": slug, "description": DESCRIPTIONS[slug], "seed": seed,

@@ -28,6 +28,7 @@ from ..aggregate import (
 )
 from ..argtypes import non_negative_int
 from ..fileio import disk_full, whole_folder
+from ..letters import describe, top_cell
 from ..table import render
 from ..tasks import COMPETENCIES, COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES
 from .plots import radar_plot, task_bar_plot
@@ -179,16 +180,43 @@ INCOMPLETE_NOTE = ("\\* Not every task scored in full (a `--limit` run, or tasks
 
 
 def markdown_table(rows: list[Result], kind: str) -> str:
+    """A Markdown table; the competency table also prints each row's most frequent answer and its share (``!``:
+    the row is flagged as not answering, :mod:`ancientbench.letters`)."""
     headers, body = table_rows(rows, kind)
     cells = []
-    for row in body:
+    for r, row in zip(rows, body):
         line = [row["label"]]
         for key, _ in headers:
             c = row["cells"][key]
             v = f"**{c['value']}**" if c["bold"] else c["value"]
             line.append(f"{v} {c['ci']}".strip())
+        if kind == "competency":
+            line.append(top_cell(r.letters))
         cells.append(line)
-    return render(["Model", *(h for _, h in headers)], cells, style="markdown")
+    extra = ["Top answer %"] if kind == "competency" else []
+    return render(["Model", *(h for _, h in headers), *extra], cells, style="markdown")
+
+
+def not_answering_lines(rows: list[Result]) -> list[str]:
+    """One Markdown bullet per row whose answers one letter (or no letter) dominates."""
+    return [f"- **{r.label}** {describe(r.letters)}: not answering; its accuracy is that answer's share of the keys."
+            for r in rows if r.letters.get("not_answering")]
+
+
+SHOT_INDEPENDENT = " (shot-independent)"
+
+
+def once_per_row(results: list[Result]) -> list[Result]:
+    """Shot-independent rows kept once (their lowest shot setting), labelled; the rest as they are."""
+    seen: set[tuple] = set()
+    out = []
+    for r in sorted(results, key=lambda r: r.shots):
+        if r.shot_independent:
+            if r.model_key in seen:
+                continue
+            seen.add(r.model_key)
+        out.append(r)
+    return out
 
 
 def latex_table(rows: list[Result], kind: str, caption: str, tag: str) -> str:
@@ -320,14 +348,20 @@ def _write_report(results: list[Result], out: Path, final: Path, *, n_resamples:
     """The report's files written into ``out`` (a disk-full error names them in ``final``)."""
     from . import calibration
 
+    results = once_per_row(results)
     label_results(results)
+    for r in results:
+        if r.shot_independent:
+            r.label += SHOT_INDEPENDENT
     for r in results:
         r.ci = bootstrap_ci([p["pred"] == p["gold"] for p in r.predictions], [p["task"] for p in r.predictions], n_resamples=n_resamples, seed=seed)
     # runs of `eval --circular` are scored on rotated items, not comparable row by row: own section only
     circ = [r for r in results if isinstance(r.data.get("circular"), dict)]
     main = [r for r in results if r not in circ]
     humans = [r for r in main if r.is_human]
-    settings = sorted({r.shots for r in main if not r.is_human}) or sorted({r.shots for r in humans})
+    settings = sorted({r.shots for r in main if not r.is_human and not r.shot_independent}) or \
+        sorted({r.shots for r in main if not r.is_human}) or sorted({r.shots for r in humans})
+    fixed = [r for r in main if r.shot_independent]
     md = ["# AncientBench report", ""]
     md.append(
         f"Accuracy in %, with 95% percentile-bootstrap intervals over items ({n_resamples} resamples, seed {seed}, "
@@ -340,12 +374,20 @@ def _write_report(results: list[Result], out: Path, final: Path, *, n_resamples:
     summary: dict = {"settings": {}, "bootstrap": {"n_resamples": n_resamples, "seed": seed, "confidence": 0.95}, "calibration_bins": bins, "files": []}
     incomplete = False
     for k in settings:
-        rows = sort_rows([r for r in main if r.shots == k and not r.is_human] + humans)
+        shown_fixed = fixed if k == settings[0] else []  # read no exemplars: shown once, in the first setting
+        rows = sort_rows([r for r in main if r.shots == k and not r.is_human and not r.shot_independent] + shown_fixed + humans)
         incomplete |= any(not r.figures["complete"] for r in rows)
         title = setting_title(k)
         md += [f"## {title[0].upper() + title[1:]}", "", "### Competencies", "", markdown_table(rows, "competency"), "", "### Tasks", "", markdown_table(rows, "task"), ""]
         if any(not r.data.get("complete", r.figures["complete"]) for r in rows):
             md += [INCOMPLETE_NOTE, ""]
+        if fixed and k != settings[0]:
+            md += [f"Shot-independent rows ({', '.join(r.label.removesuffix(SHOT_INDEPENDENT) for r in fixed)}) read no "
+                   f"exemplars: they are reported once, in the {setting_title(settings[0]).split(' (')[0]} table.", ""]
+        flagged = not_answering_lines(rows)
+        if flagged:
+            md += ["**Not answering** (one answer dominates; the threshold is half-way from the keys' largest letter "
+                   "share to 100%, `ancientbench.letters`):", "", *flagged, ""]
         tex += [latex_table(rows, "competency", f"AncientBench {title}: accuracy (\\%) per competency, 95\\% bootstrap interval.", f"ancientbench-{k}shot"), ""]
         tex += [latex_table(rows, "task", f"AncientBench {title}: accuracy (\\%) per task, 95\\% bootstrap interval.", f"ancientbench-{k}shot-tasks"), ""]
         calib_rows = []
@@ -365,6 +407,8 @@ def _write_report(results: list[Result], out: Path, final: Path, *, n_resamples:
                     "competencies": {c: {"score": v, "ci": r.ci["competencies"].get(c)} for c, v in r.figures["competencies"].items()},
                     "average": {"score": r.figures["average"], "ci": r.ci["average"]},
                     "micro_accuracy": {"score": r.figures["micro_accuracy"], "ci": r.ci["micro_accuracy"]},
+                    "shot_independent": r.shot_independent,
+                    "answer_letters": {k: v for k, v in r.letters.items() if k != "tasks"},
                     "calibration": next((cal for rr, cal in calib_rows if rr is r), None),
                 }
                 for r in rows
@@ -405,7 +449,7 @@ def _write_report(results: list[Result], out: Path, final: Path, *, n_resamples:
             "",
         ]
         summary["circular"] = [{"label": r.label, "shots": r.shots, **r.data["circular"]} for r in circ]
-    deltas = shot_deltas(main, n_resamples, seed)
+    deltas = shot_deltas([r for r in main if not r.shot_independent], n_resamples, seed)
     if deltas:
         md += ["## Change from zero-shot to few-shot", "", "Points, k-shot minus 0-shot, with a paired 95% bootstrap interval (same items in both settings).", "", delta_markdown(deltas), ""]
         tex += [delta_latex(deltas), ""]

@@ -16,6 +16,7 @@ from ..aggregate import aggregate
 from ..backends.base import DEFAULT_BACKEND, non_default_backend
 from ..errors import AncientBenchError
 from ..evaluation.layout import RESULTS_GLOB, predictions_path
+from ..letters import from_predictions
 from ..schema import not_utf8
 from ..tasks import LETTERS, TASK_BY_NAME
 
@@ -36,6 +37,7 @@ class Result:
     label: str = ""
     figures: dict = field(default_factory=dict)  # aggregate() recomputed from the predictions
     ci: dict = field(default_factory=dict)  # aggregate.bootstrap_ci() of the same
+    letters: dict = field(default_factory=dict)  # letters.from_predictions(): answer shares and the not-answering flag
 
     @property
     def shots(self) -> int:
@@ -44,6 +46,12 @@ class Result:
     @property
     def is_human(self) -> bool:
         return self.data["model"].get("name_or_path") == HUMAN_NAME
+
+    @property
+    def shot_independent(self) -> bool:
+        """A row that reads no exemplars (the reference rows: chance, Mandarin reader, the options-only and stem-reading predictors, AI examinee):
+        its figures are the same at every shot setting, so it is reported once."""
+        return bool(self.data["model"].get("reference_row")) or self.data["setting"].get("mode") == "reference"
 
     @property
     def model_key(self) -> tuple:
@@ -190,7 +198,7 @@ def load_result(path: str | Path) -> Result:
             )
     if not predictions:
         raise ReportError(f"{path}: the predictions file holds none of the results' items")
-    return Result(path=path, data=data, predictions=predictions, figures=figures)
+    return Result(path=path, data=data, predictions=predictions, figures=figures, letters=from_predictions(predictions))
 
 
 def display_name(data: dict) -> str:
