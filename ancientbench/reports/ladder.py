@@ -7,7 +7,8 @@ Runs, into ``--out`` (default ``results/ladder``), each step resumable as ``eval
 2. ``eval`` of ``tiny-random`` (letter mode, 0- and 5-shot, the same items): the random-weight smoke model;
 3. the knowledge-free reference rows on the same items (:mod:`ancientbench.reports.reference`): chance and the
    Mandarin reader and the shortcut ceiling (every strategy, two models, 5-fold; ``--no-ceiling`` skips it), and the
-   AI examinee row from the full-question probe records (its own sample of items, outside the pipeline);
+   AI examinee row from the full-question probe records (its own sample of items, outside the pipeline); a row whose
+   inputs are missing (an optional source, records/) is left out with one line, checked before step 1;
 4. ``report`` over all of them (Table-2-shaped tables with intervals, plots) into ``<out>/report``, printed, and
    ``compare`` of the mini-LM against tiny-random per shot setting (paired, ``<out>/compare_<mode>_<k>shot.json``);
 5. with ``--record``: the figures as ``results.json`` in the shipped mini-LM's folder (:func:`record`), from which
@@ -32,9 +33,12 @@ DEFAULT_LIMIT = 200
 
 def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_ceiling: bool = True, progress: bool = True) -> int:
     from ..cli import main
-    from .reference import write_reference_rows
+    from .reference import check_rows, write_reference_rows
 
     out = Path(out)
+    # the reference rows' inputs (optional sources, records/) are checked first: a missing one costs one line, not the run
+    rows = check_rows(["chance", "mandarin-reader", "ai-examinee"] + (["shortcut-ceiling"] if with_ceiling else []),
+                      limit=limit or None, log=lambda m: print(m, file=sys.stderr, flush=True))
     limit_args = ["--limit", str(limit)] if limit else []
     rest = [*limit_args, *([] if progress else ["--no-progress"])]
     common = ["--shots", "0", "5", *rest]
@@ -47,7 +51,6 @@ def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_ceiling: 
         print(f"$ ancientbench {' '.join(argv)}", file=sys.stderr, flush=True)
         if main(argv) != 0:
             raise AncientBenchError(f"ladder: `ancientbench {' '.join(argv)}` failed (see above); rerun to resume")
-    rows = ["chance", "mandarin-reader", "ai-examinee"] + (["shortcut-ceiling"] if with_ceiling else [])
     write_reference_rows(out / "reference", rows=rows, limit=limit or None, log=lambda m: None)
     for mode, k in (("letter", 0), ("letter", 5), ("ppl", 0)):
         mini = next((out / mode).glob(f"{MINI_NAME}*/results_{k}shot.json"))  # ppl runs go to <name>-ppl/

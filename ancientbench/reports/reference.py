@@ -28,9 +28,11 @@ from pathlib import Path
 
 from ..aggregate import aggregate
 from ..argtypes import non_negative_int
+from ..errors import AncientBenchError
 from ..evaluation.layout import predictions_path, results_path
 from ..fileio import atomic_write
 from ..paths import PROBES_DIR, record
+from ..sources import SourceMissing
 from ..tasks import LETTERS, TASK_BY_NAME, TASK_NAMES
 
 REFERENCE_VERSION = "1"
@@ -50,11 +52,24 @@ def _chance(rows: list[dict], seed: int) -> tuple[list[str], dict]:
     return [rng.choice(LETTERS) for _ in rows], {}
 
 
+def strategy_names(slug: str, task: str) -> list[str]:
+    """The knowledge-free strategies a row reads on a task (their sources are the row's inputs); [] for the rows
+    that read none (chance, the AI examinee)."""
+    from ..quality.strategies import FAMILY, STRATEGIES
+
+    rule = TASK_BY_NAME[task].answer_rule
+    if slug == "mandarin-reader":
+        return [n for n, f in FAMILY.items() if f == "mandarin" and n not in rule]
+    if slug == "shortcut-ceiling":
+        return [n for n in STRATEGIES if n not in rule]
+    return []
+
+
 def _mandarin(rows: list[dict], ctx, seed: int) -> tuple[list[str], dict]:
-    from ..quality.strategies import FAMILY, STRATEGIES, accuracies, item_from_row
+    from ..quality.strategies import STRATEGIES, accuracies, item_from_row
 
     task = rows[0]["task"]
-    names = [n for n, f in FAMILY.items() if f == "mandarin" and n not in TASK_BY_NAME[task].answer_rule]
+    names = strategy_names("mandarin-reader", task)
     acc = accuracies(rows, ctx, names)
     best = max(names, key=lambda n: (acc[n], -names.index(n)))
     rng = random.Random(f"{seed}:mandarin:{task}")
@@ -69,11 +84,8 @@ def _mandarin(rows: list[dict], ctx, seed: int) -> tuple[list[str], dict]:
 
 def _ceiling(rows: list[dict], ctx) -> tuple[list[str], dict]:
     from ..quality.combined import combined_predictor
-    from ..quality.strategies import STRATEGIES
 
-    task = rows[0]["task"]
-    names = [n for n in STRATEGIES if n not in TASK_BY_NAME[task].answer_rule]
-    r = combined_predictor(rows, ctx, names)
+    r = combined_predictor(rows, ctx, strategy_names("shortcut-ceiling", rows[0]["task"]))
     return r["predictions"], {"model": r["best_model"], "models": r["models"]}
 
 
@@ -160,32 +172,80 @@ def write_row(out: Path, slug: str, per_task: dict[str, tuple[list[dict], list[s
     return written
 
 
-def available_rows(log=print) -> list[str]:
-    """Every row, less the AI examinee where there are no probe records to read its answers from (an installed package)."""
-    if PROBES_DIR.is_dir():
-        return list(ROWS)
-    log(f"{ROWS['ai-examinee']}: left out ({PROBES_DIR} comes with a clone of the repository)")
-    return [s for s in ROWS if s != "ai-examinee"]
+PREFLIGHT_ITEMS = 3  # items per task a row's strategies are tried on before the long work (loads their sources)
 
 
-def write_reference_rows(out: str | Path, data: str | Path | None = None, *, rows: list[str] | None = None,
-                         shots: list[int] = (0, 5), seed: int = 0, limit: int | None = None, log=print) -> list[Path]:
-    """Compute the reference rows over every task's test split of ``data`` (default: the bundled dataset), or
-    its first ``limit`` items per task (the items ``eval --limit`` scores)."""
+def missing_inputs(slug: str, tests: dict[str, list[dict]], ctx) -> str | None:
+    """What a row cannot find, as one line saying how to get it, or None when it can run: the probe records for the
+    AI examinee; for a strategy row, the sources its strategies read, found by scoring the first items of every task
+    (the sources load once, so the row's own run reuses them)."""
+    from ..quality.strategies import credits, item_from_row
+
+    if slug == "ai-examinee":
+        return None if PROBES_DIR.is_dir() else f"needs the probe records in {PROBES_DIR}, which come with a clone of the repository"
+    try:
+        for task, rows in tests.items():
+            names = strategy_names(slug, task)
+            for r in rows[:PREFLIGHT_ITEMS] if names else ():
+                credits(*item_from_row(r), ctx, names)
+    except SourceMissing as e:
+        return str(e)
+    return None
+
+
+def runnable_rows(rows: list[str] | None, tests: dict[str, list[dict]], ctx, *, required: bool, log=print) -> list[str]:
+    """``rows`` (default: every row) less those whose inputs are missing: each left out with one line, or, when the
+    user named the rows (``required``), an error naming the first one."""
+    out = []
+    for slug in list(ROWS) if rows is None else rows:
+        missing = missing_inputs(slug, tests, ctx)
+        if missing is None:
+            out.append(slug)
+        elif required:
+            raise AncientBenchError(f"reference row {slug!r} cannot run: {missing}")
+        else:
+            log(f"{ROWS[slug]}: left out; {missing}")
+    return out
+
+
+def _inputs(data: str | Path | None, limit: int | None):
+    """(dataset folder, every task's test rows, the first ``limit`` of them, character frequencies)."""
     from .. import DATASET_PATH
-    from ..dataset import file_sha256
     from ..quality.audit import corpus_frequencies, self_frequencies
-    from ..quality.strategies import Context
-    from ..schema import load_split, split_file
+    from ..schema import load_split
 
     root = Path(data) if data is not None else Path(DATASET_PATH)
     full = {t: load_split(root, t, "test") for t in TASK_NAMES}
     tests = {t: rows[:limit] for t, rows in full.items()}
+    return root, full, tests, corpus_frequencies() or self_frequencies([r for rs in tests.values() for r in rs])
+
+
+def check_rows(rows: list[str] | None = None, data: str | Path | None = None, *, limit: int | None = None,
+               required: bool = False, log=print) -> list[str]:
+    """The rows that can run on ``data``'s first ``limit`` items per task (:func:`runnable_rows`): what a job that
+    computes them later (the ladder) checks before its long work."""
+    from ..quality.strategies import Context
+
+    _, _, tests, freq = _inputs(data, limit)
+    return runnable_rows(rows, tests, Context(freq), required=required, log=log)
+
+
+def write_reference_rows(out: str | Path, data: str | Path | None = None, *, rows: list[str] | None = None,
+                         shots: list[int] = (0, 5), seed: int = 0, limit: int | None = None, required: bool = False,
+                         log=print) -> list[Path]:
+    """Compute the reference rows over every task's test split of ``data`` (default: the bundled dataset), or
+    its first ``limit`` items per task (the items ``eval --limit`` scores). A row whose inputs are missing is left
+    out with one line (an error when ``required``: the user named it); see :func:`runnable_rows`."""
+    from ..dataset import file_sha256
+    from ..quality.strategies import Context
+    from ..schema import split_file
+
+    root, full, tests, freq = _inputs(data, limit)
     sha = {f"{t}/test.jsonl": file_sha256(split_file(root, t, "test")) for t in TASK_NAMES}
-    freq = corpus_frequencies() or self_frequencies([r for rs in tests.values() for r in rs])
+    rows = runnable_rows(rows, tests, Context(freq), required=required, log=log)
     out = Path(out)
     written: list[Path] = []
-    for slug in rows or available_rows(log):
+    for slug in rows:
         if slug == "ai-examinee":  # its own sample of items, whatever the limit
             per_task = ai_examinee(full)
             written += write_row(out, slug, per_task, sha, "ancientbench" if data is None else str(root), list(shots), seed)
@@ -219,6 +279,6 @@ def run(args: argparse.Namespace) -> int:
 
         raise ReportError(f"--limit must be >= 1, got {args.limit}")
     for path in write_reference_rows(args.out, args.data, rows=args.rows, shots=args.shots, seed=args.seed,
-                                     limit=args.limit, log=lambda m: print(m, flush=True)):
+                                     limit=args.limit, required=args.rows is not None, log=lambda m: print(m, flush=True)):
         print(f"wrote {path}")
     return 0
