@@ -207,7 +207,7 @@ def read_changelog(path: Path) -> list[tuple[str, str, list[str]]]:
 
 def render_changelog(folder: str | Path, sources_dir: str | Path | None = None) -> str:
     """The changelog: each version's changes, then the strategy accuracies before (data version 1, measured
-    on the tagged files and saved in ``records/v1_strategies.json``) and after (computed from the files). The records
+    on the files of its release commit and saved in ``records/v1_strategies.json``) and after (computed from the files). The records
     live in a clone, not in the wheel: from an installed package this raises :class:`RecordsMissing`."""
     from ..paths import CHANGELOG_FILE, V1_STRATEGIES_FILE
     from ..quality import audit
@@ -221,10 +221,10 @@ def render_changelog(folder: str | Path, sources_dir: str | Path | None = None) 
     before = json.loads(V1_STRATEGIES_FILE.read_text(encoding="utf-8"))
     configs = [c for c in present_configs(folder) if c in TASK_NAMES]
     after = audit.audit_folder(folder, configs, sources_dir=sources_dir)["configs"]
-    (v1, tag1, commit1), *later = DATASET_RELEASES
-    lines = [(f"Dataset version **{DATASET_VERSION}**. Version {v1} stays reproducible from the git tag "
-              f"`{tag1}` (commit `{commit1}`: `git checkout {commit1} && ancientbench build`)"
-              + "".join(f", version {v} from `{tag}` (commit `{commit}`)" for v, tag, commit in later) + "."), ""]
+    (v1, commit1), *later = DATASET_RELEASES
+    lines = [(f"Dataset version **{DATASET_VERSION}**. Version {v1} stays reproducible from commit `{commit1}` "
+              f"(`git checkout {commit1} && ancientbench build`)"
+              + "".join(f", version {v} from commit `{commit}`" for v, commit in later) + "."), ""]
     for version, date, changes in read_changelog(CHANGELOG_FILE):
         lines.append(f"### {version} ({date})")
         lines.append("")
