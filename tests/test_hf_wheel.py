@@ -82,7 +82,7 @@ def test_wheel_contains_card_data_and_metric(wheel_install):
     wheel, _, _ = wheel_install
     names = set(zipfile.ZipFile(wheel).namelist())
     for f in ("ancientbench/README.md", "ancientbench/human/page.html", "ancientbench_metric/ancientbench_metric.py", "ancientbench_metric/README.md", "ancientbench_metric/requirements.txt",
-              *(f"ancientbench/mini/ancientbench-mini/{m}" for m in ("model.safetensors", "config.json", "tokenizer.json", "README.md", "training.json", "results.json"))):
+              *(f"ancientbench/mini/ancientbench-mini/{m}" for m in ("model.safetensors", "config.json", "tokenizer.json", "README.md", "training.json"))):
         assert f in names, f
     expected = {f"ancientbench/data/{t}/{s}.jsonl" for t in present_configs(REPO / "ancientbench") for s in SPLITS if split_file(REPO / "ancientbench", t, s).is_file()}
     assert expected <= names, sorted(expected - names)

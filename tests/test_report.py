@@ -388,7 +388,7 @@ def test_a_row_whose_source_is_missing_is_left_out_before_any_work(no_pypinyin, 
 
 
 def test_ladder_markdown_renders_rows_missing_whole_competencies():
-    from ancientbench.reports.ladder import render_markdown
+    from ancientbench.reports.ladder_record import render_markdown
 
     full = {"score": 0.25, "ci": [0.2, 0.3]}
     rows = [{"label": "m", "competencies": {c: full for c in ("glyph", "pronunciation", "meaning", "context")},

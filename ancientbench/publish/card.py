@@ -9,7 +9,8 @@ prose written by hand and kept as it is when the card is regenerated.
 
     python -m ancientbench.publish.card            # rewrite the YAML header and the count tables
     python -m ancientbench.publish.card --audit    # also the audit block (add --shuowen DIR for 說文 agreement)
-    python -m ancientbench.publish.card --check    # exit 1 if the committed card is out of date
+    python -m ancientbench.publish.card --check    # exit 1 if the committed card is out of date, or its reference
+                                                   # figures come from a ladder run recorded on other data
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from ..errors import RecordsMissing
+from ..errors import AncientBenchError, RecordsMissing
 from ..schema import FIELDS, SPLITS, DataError, load_split, split_file
 from ..tasks import COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES
 
@@ -369,17 +370,30 @@ def render_probes() -> str | None:
     return "\n".join(lines)
 
 
-def render_reference() -> str:
-    """The "Reference results" block: the shipped mini-LM's ladder figures (``ancientbench ladder --record``)."""
-    from ..paths import MINI_NAME, MINI_PATH
+class StaleFigures(AncientBenchError):
+    """A published figure the records no longer give (a recorded run of other data): rerun what recorded it."""
 
-    path = MINI_PATH / "results.json"
-    if not path.is_file():
-        return "No reference results recorded in this installation: run `ancientbench ladder --record`."
-    rec = json.loads(path.read_text(encoding="utf-8"))
+
+def render_reference() -> str | None:
+    """The "Reference results" block: the recorded ladder run (``records/ladder.json``, ``ancientbench ladder
+    --record``). None where there is no records/ (an installed package): the card keeps the block it shipped with.
+    :class:`StaleFigures` when the run was recorded on other data (another version, or changed files)."""
+    from ..paths import MINI_NAME, RECORDS_DIR
+    from ..reports.ladder_record import load_record, render_markdown, stale
+    from ..tasks import DATASET_VERSION
+
+    if not RECORDS_DIR.is_dir():
+        return None
+    rec = load_record()
+    if rec is None:
+        return (f"No ladder run is recorded on data {DATASET_VERSION} yet (`records/ladder.json`): `ancientbench ladder "
+                "--record` measures the shipped mini-LM beside tiny-random and the knowledge-free reference rows, and this "
+                "block is rendered from its record.")
+    if why := stale(rec):
+        raise StaleFigures(f"the card's Reference results: {why}")
     return (f"The shipped classical mini-LM `{MINI_NAME}` (its own card: `ancientbench/mini/{MINI_NAME}/README.md`) beside "
             "the random-weight smoke model and knowledge-free reference rows; rerun with `ancientbench ladder`.\n\n"
-            + rec["markdown"])
+            + render_markdown(rec))
 
 
 def render_card(folder: str | Path, existing: str | None = None, audit_block: str | None = None,
@@ -457,7 +471,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--audit", action="store_true", help="also regenerate the audit and changelog blocks (ancientbench.quality.audit)")
     p.add_argument("--shuowen", default=None, metavar="DIR", help="說文 data folder, for the agreement figures (with --audit)")
     p.add_argument("--sources", default=None, metavar="DIR", help="folder with node_modules/chinese-poetry (with --audit)")
-    p.add_argument("--check", action="store_true", help="do not write; exit 1 if the YAML or count tables are out of date")
+    p.add_argument("--check", action="store_true",
+                   help="do not write; exit 1 if the YAML, a generated table or the reference figures are out of date (or recorded on other data)")
     args = p.parse_args(argv)
     from .. import DATASET_PATH
 
@@ -468,7 +483,11 @@ def main(argv: list[str] | None = None) -> int:
         if existing is None:
             print(f"error: no dataset card at {path}")
             return 1
-        fresh = render_card(folder, existing)
+        try:
+            fresh = render_card(folder, existing)
+        except StaleFigures as e:
+            print(f"error: {path}: {e}")
+            return 1
         if fresh != existing:
             print(f"error: {path} is out of date; run: python -m ancientbench.publish.card")
             return 1
@@ -476,7 +495,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     audit_block = render_audit(folder, args.shuowen, args.sources) if args.audit else None
     changelog_block = render_changelog(folder, args.sources) if args.audit else None
-    path.write_text(render_card(folder, existing, audit_block, changelog_block), encoding="utf-8")
+    try:
+        text = render_card(folder, existing, audit_block, changelog_block)
+    except StaleFigures as e:  # nothing written: a card is not published with figures its records no longer give
+        print(f"error: {path}: {e}", file=sys.stderr)
+        return 2
+    path.write_text(text, encoding="utf-8")
     configs = present_configs(folder)
     print(f"wrote {path}: {len(configs)} of {len(TASK_NAMES)} configs" + (" (with audit)" if args.audit else ""))
     return 0
