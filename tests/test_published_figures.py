@@ -81,6 +81,8 @@ def test_a_figure_quoted_wrong_is_caught():
     good, bad = "24.5%<!-- ladder: 0-shot | Chance | radical -->", "25.5%<!-- ladder: 0-shot | Chance | radical -->"
     assert [_expected(k, key, rec, w) == w for w, k, key in TAG.findall(good + " and " + bad)] == [True, False]
     assert _expected("data", "test items", None, "19,748") != "19,748"
+    # pronunciation is a task and a competency: a tag names the competency as --tasks does
+    assert ladder.figure(rec, 0, "Chance", "competency:glyph") == 50.0 and round(ladder.figure(rec, 0, "Chance", "radical"), 1) == 24.5
 
 
 def test_ladder_help_counts_the_test_items_from_the_data(capsys):

@@ -70,7 +70,8 @@ def _run_data_version(out: Path) -> str:
     """The one data version every results file of a ladder run was computed on (an error when they differ)."""
     versions = {}
     for path in sorted(out.glob("*/*/results_*shot.json")):
-        versions.setdefault(json.loads(path.read_text(encoding="utf-8"))["data"].get("dataset_version"), path)
+        res = json.loads(path.read_text(encoding="utf-8"))  # eval writes it at the top, the reference rows under "data"
+        versions.setdefault(res.get("dataset_version") or res["data"].get("dataset_version"), path)
     if len(versions) != 1:
         raise AncientBenchError(f"{out}: the run's results files hold data versions {sorted(map(str, versions))} "
                                 f"({', '.join(map(str, versions.values()))}); rerun `ancientbench ladder` into a new --out")

@@ -48,14 +48,15 @@ def stale(rec: dict) -> str | None:
 
 
 def figure(rec: dict, shots: int, label: str, column: str) -> float:
-    """One recorded figure in %: a row's accuracy on a task, a competency's score, or its ``average``."""
+    """One recorded figure in %: a row's accuracy on a task, a competency's score (``competency:NAME``, as
+    ``--tasks`` writes it: ``pronunciation`` is a task and a competency), or its ``average``."""
     row = next((r for r in rec["settings"][str(shots)] if r["label"] == label), None)
     if row is None:
         raise KeyError(f"no row {label!r} in the recorded {shots}-shot table")
     if column == "average":
         return 100 * row["average"]["score"]
-    if column in COMPETENCIES:
-        return 100 * row["competencies"][column]["score"]
+    if column.startswith("competency:"):
+        return 100 * row["competencies"][column.removeprefix("competency:")]["score"]
     return 100 * row["tasks"][column]["accuracy"]
 
 
