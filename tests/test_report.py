@@ -6,6 +6,7 @@ import argparse
 import copy
 import json
 import re
+import sys
 
 import pytest
 from results_fixtures import task_rows, write_run
@@ -339,22 +340,55 @@ def test_ai_examinee_answers_follow_the_option_text_across_rebuilds(tmp_path):
 
 def test_without_probe_records_the_ai_examinee_row_is_left_out_or_one_clear_error(tmp_path, monkeypatch):
     """An installed package has no records/probes: the default rows leave the AI examinee out and say so; asking
-    for its answers is one RecordsMissing naming the folder."""
-    from ancientbench.errors import RecordsMissing
+    for it by name, or for its answers, is one error naming the folder."""
+    from ancientbench.errors import AncientBenchError, RecordsMissing
     from ancientbench.reports import reference
 
-    assert reference.available_rows(log=lambda m: None) == list(reference.ROWS)  # a clone has them
+    assert reference.runnable_rows(None, {}, None, required=False, log=lambda m: None) == list(reference.ROWS)  # a clone has them
     gone = tmp_path / "records" / "probes"
     monkeypatch.setattr(reference, "PROBES_DIR", gone)
     said = []
-    assert reference.available_rows(log=said.append) == [s for s in reference.ROWS if s != "ai-examinee"]
+    assert reference.runnable_rows(None, {}, None, required=False, log=said.append) == [s for s in reference.ROWS if s != "ai-examinee"]
     assert len(said) == 1 and str(gone) in said[0] and "left out" in said[0]
+    with pytest.raises(AncientBenchError, match=f"'ai-examinee' cannot run: needs the probe records in {re.escape(str(gone))}"):
+        reference.runnable_rows(["ai-examinee"], {}, None, required=True)
     with pytest.raises(RecordsMissing, match="records/ comes with a clone"):
         reference.ai_examinee({"cloze": []})
 
 
+@pytest.fixture
+def no_pypinyin(monkeypatch):
+    """pypinyin absent (an install without its dependencies); the strategies' caches emptied before and after."""
+    from ancientbench.quality import strategies
+
+    cached = (strategies._pypinyin, strategies.syllables, strategies.toneless, strategies.initial_final_tone)
+    for f in cached:
+        f.cache_clear()
+    monkeypatch.setitem(sys.modules, "pypinyin", None)
+    yield
+    monkeypatch.delitem(sys.modules, "pypinyin")
+    for f in cached:
+        f.cache_clear()
+
+
+def test_a_row_whose_source_is_missing_is_left_out_before_any_work(no_pypinyin, tmp_path):
+    """The Mandarin reader reads pypinyin: without it the row is left out with one line naming the install command
+    (the ladder checks this before its evaluations), or, named by the user, one error; chance still runs."""
+    from ancientbench.errors import AncientBenchError
+    from ancientbench.reports import reference
+
+    said = []
+    assert reference.check_rows(["chance", "mandarin-reader"], limit=3, log=said.append) == ["chance"]
+    assert len(said) == 1 and said[0].startswith("Mandarin reader: left out;") and "pip install 'pypinyin" in said[0]
+    with pytest.raises(AncientBenchError, match="'mandarin-reader' cannot run: pypinyin"):
+        reference.write_reference_rows(tmp_path / "ref", rows=["mandarin-reader"], limit=3, required=True)
+    assert not (tmp_path / "ref").exists()
+    written = reference.write_reference_rows(tmp_path / "ref", rows=["chance", "mandarin-reader"], limit=3, log=said.append)
+    assert {p.parent.name for p in written} == {"chance"}
+
+
 def test_ladder_markdown_renders_rows_missing_whole_competencies():
-    from ancientbench.reports.ladder import render_markdown
+    from ancientbench.reports.ladder_record import render_markdown
 
     full = {"score": 0.25, "ci": [0.2, 0.3]}
     rows = [{"label": "m", "competencies": {c: full for c in ("glyph", "pronunciation", "meaning", "context")},

@@ -1,5 +1,6 @@
-"""The mini-LM's model card (``README.md`` in its folder), rendered from ``training.json`` and, when present,
-``results.json`` (its benchmark results beside the reference rows, written by ``ancientbench ladder --record``)."""
+"""The mini-LM's model card (``README.md`` in its folder), rendered from ``training.json`` and, for the shipped
+model, the recorded ladder run (``records/ladder.json``, written by ``ancientbench ladder --record``: its benchmark
+results beside the reference rows)."""
 
 from __future__ import annotations
 
@@ -7,20 +8,24 @@ import json
 import math
 from pathlib import Path
 
-from . import MINI_NAME
+from . import MINI_NAME, MINI_PATH
 
 
 def _results_section(results: dict | None) -> str:
+    from ..reports.ladder_record import render_markdown
+
     if not results:
-        return "Not measured yet: run `ancientbench ladder --record`.\n"
-    return results.get("markdown", "").rstrip() + "\n"
+        return "No ladder run is recorded on the current data: run `ancientbench ladder --record`.\n"
+    return render_markdown(results).rstrip() + "\n"
 
 
 def render_card(folder: str | Path) -> str:
+    from ..reports.ladder_record import load_record, stale
+
     folder = Path(folder)
     rec = json.loads((folder / "training.json").read_text(encoding="utf-8"))
-    results_file = folder / "results.json"
-    results = json.loads(results_file.read_text(encoding="utf-8")) if results_file.is_file() else None
+    results = load_record() if folder.resolve() == MINI_PATH.resolve() else None  # the ladder measures the shipped model
+    results = None if results is None or stale(results) else results  # never figures of other data
     s, c = rec["settings"], rec["corpus"]
     held = c["held_out"]
     rows = "\n".join(f"| {name} | {r['documents']:,} | {r['dropped']:,} | {r['han']:,} |" for name, r in c["per_source"].items())

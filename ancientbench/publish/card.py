@@ -10,7 +10,8 @@ prose written by hand and kept as it is when the card is regenerated.
     python -m ancientbench.publish.card            # rewrite the YAML header and the count tables
     python -m ancientbench.publish.card --audit    # also the audit block (add --shuowen DIR for 說文 agreement)
     python -m ancientbench.publish.card --audit --audit-report FILE   # the same from a saved `ancientbench audit --json`
-    python -m ancientbench.publish.card --check    # exit 1 if the committed card is out of date
+    python -m ancientbench.publish.card --check    # exit 1 if the committed card is out of date, or its reference
+                                                   # figures come from a ladder run recorded on other data
     python -m ancientbench.publish.card --check --audit   # the audit and changelog blocks compared too (slow)
 """
 
@@ -24,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..dataset import file_sha256
-from ..errors import RecordsMissing
+from ..errors import AncientBenchError, RecordsMissing
 from ..schema import FIELDS, SPLITS, DataError, load_split, split_file
 from ..tasks import COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES
 
@@ -231,7 +232,7 @@ def read_changelog(path: Path) -> list[tuple[str, str, list[str]]]:
 
 def render_changelog(folder: str | Path, sources_dir: str | Path | None = None, after: dict | None = None) -> str:
     """The changelog: each version's changes, then the strategy accuracies before (data version 1, measured
-    on the tagged files and saved in ``records/v1_strategies.json``) and after (computed from the files). The records
+    on the files of its release commit and saved in ``records/v1_strategies.json``) and after (computed from the files). The records
     live in a clone, not in the wheel: from an installed package this raises :class:`RecordsMissing`."""
     from ..paths import CHANGELOG_FILE, V1_STRATEGIES_FILE
     from ..quality import audit
@@ -245,10 +246,10 @@ def render_changelog(folder: str | Path, sources_dir: str | Path | None = None, 
     before = json.loads(V1_STRATEGIES_FILE.read_text(encoding="utf-8"))
     configs = [c for c in present_configs(folder) if c in TASK_NAMES]
     after = after or audit.audit_folder(folder, configs, sources_dir=sources_dir)["configs"]
-    (v1, tag1, commit1), *later = DATASET_RELEASES
-    lines = [(f"Dataset version **{DATASET_VERSION}**. Version {v1} stays reproducible from the git tag "
-              f"`{tag1}` (commit `{commit1}`: `git checkout {commit1} && ancientbench build`)"
-              + "".join(f", version {v} from `{tag}` (commit `{commit}`)" for v, tag, commit in later) + "."), ""]
+    (v1, commit1), *later = DATASET_RELEASES
+    lines = [(f"Dataset version **{DATASET_VERSION}**. Version {v1} stays reproducible from commit `{commit1}` "
+              f"(`git checkout {commit1} && ancientbench build`)"
+              + "".join(f", version {v} from commit `{commit}`" for v, commit in later) + "."), ""]
     for version, date, changes in read_changelog(CHANGELOG_FILE):
         lines.append(f"### {version} ({date})")
         lines.append("")
@@ -393,17 +394,30 @@ def render_probes() -> str | None:
     return "\n".join(lines)
 
 
-def render_reference() -> str:
-    """The "Reference results" block: the shipped mini-LM's ladder figures (``ancientbench ladder --record``)."""
-    from ..paths import MINI_NAME, MINI_PATH
+class StaleFigures(AncientBenchError):
+    """A published figure the records no longer give (a recorded run of other data): rerun what recorded it."""
 
-    path = MINI_PATH / "results.json"
-    if not path.is_file():
-        return "No reference results recorded in this installation: run `ancientbench ladder --record`."
-    rec = json.loads(path.read_text(encoding="utf-8"))
+
+def render_reference() -> str | None:
+    """The "Reference results" block: the recorded ladder run (``records/ladder.json``, ``ancientbench ladder
+    --record``). None where there is no records/ (an installed package): the card keeps the block it shipped with.
+    :class:`StaleFigures` when the run was recorded on other data (another version, or changed files)."""
+    from ..paths import MINI_NAME, RECORDS_DIR
+    from ..reports.ladder_record import load_record, render_markdown, stale
+    from ..tasks import DATASET_VERSION
+
+    if not RECORDS_DIR.is_dir():
+        return None
+    rec = load_record()
+    if rec is None:
+        return (f"No ladder run is recorded on data {DATASET_VERSION} yet (`records/ladder.json`): `ancientbench ladder "
+                "--record` measures the shipped mini-LM beside tiny-random and the knowledge-free reference rows, and this "
+                "block is rendered from its record.")
+    if why := stale(rec):
+        raise StaleFigures(f"the card's Reference results: {why}")
     return (f"The shipped classical mini-LM `{MINI_NAME}` (its own card: `ancientbench/mini/{MINI_NAME}/README.md`) beside "
             "the random-weight smoke model and knowledge-free reference rows; rerun with `ancientbench ladder`.\n\n"
-            + rec["markdown"])
+            + render_markdown(rec))
 
 
 def render_card(folder: str | Path, existing: str | None = None, audit_block: str | None = None,
@@ -485,7 +499,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--audit-report", default=None, metavar="FILE",
                    help="with --audit: render the audit and changelog blocks from this `ancientbench audit --json` output "
                         "instead of computing it again (the predictors take minutes)")
-    p.add_argument("--check", action="store_true", help="do not write; exit 1 if the YAML or generated tables are out of date (with --audit: the audit and changelog blocks too)")
+    p.add_argument("--check", action="store_true",
+                   help="do not write; exit 1 if the YAML, a generated table or the reference figures are out of date "
+                        "(or recorded on other data); with --audit the audit and changelog blocks too")
     args = p.parse_args(argv)
     from .. import DATASET_PATH
 
@@ -502,14 +518,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     audit_block = render_audit(folder, args.shuowen, args.sources, report=saved) if args.audit else None
     changelog_block = render_changelog(folder, args.sources, after=saved and saved["configs"]) if args.audit else None
+    try:
+        fresh = render_card(folder, existing, audit_block, changelog_block)
+    except StaleFigures as e:  # nothing written: a card is not published with figures its records no longer give
+        print(f"error: {path}: {e}", file=sys.stdout if args.check else sys.stderr)
+        return 1 if args.check else 2
     if args.check:  # with --audit the audit and changelog blocks are recomputed (or read from --audit-report) and compared too
-        if render_card(folder, existing, audit_block, changelog_block) != existing:
+        if fresh != existing:
             print(f"error: {path} is out of date; run: python -m ancientbench.publish.card" + (" --audit" if args.audit else ""))
             return 1
         print(f"{path}: up to date" + (" (audit and changelog blocks included)" if args.audit
                                        else " (audit and changelog blocks not compared: add --audit)"))
         return 0
-    path.write_text(render_card(folder, existing, audit_block, changelog_block), encoding="utf-8")
+    path.write_text(fresh, encoding="utf-8")
     configs = present_configs(folder)
     print(f"wrote {path}: {len(configs)} of {len(TASK_NAMES)} configs" + (" (with audit)" if args.audit else ""))
     return 0

@@ -52,6 +52,7 @@ from functools import cache, cached_property, lru_cache
 from itertools import combinations
 from typing import NamedTuple
 
+from ..sources import SourceMissing
 from ..tasks import LETTERS
 
 # ---------------------------------------------------------------------------------------------- inputs
@@ -127,11 +128,21 @@ class Context:
 
 
 @cache
+def _pypinyin():
+    """The pypinyin module (a dependency of the package), or SourceMissing with its install command."""
+    try:
+        import pypinyin
+    except ImportError:
+        raise SourceMissing("pypinyin (Mandarin readings) is not installed; pip install 'pypinyin>=0.50'") from None
+    return pypinyin
+
+
+@cache
 def syllables(ch: str) -> frozenset[str]:
     """Mandarin syllables with tone number of a character, every heteronym (pypinyin TONE3): 東 -> {'dong1'}."""
-    from pypinyin import Style, pinyin
-
-    out = {p for grp in pinyin(ch, style=Style.TONE3, heteronym=True, neutral_tone_with_five=True, errors="ignore") for p in grp}
+    pypinyin = _pypinyin()
+    out = {p for grp in pypinyin.pinyin(ch, style=pypinyin.Style.TONE3, heteronym=True, neutral_tone_with_five=True, errors="ignore")
+           for p in grp}
     return frozenset(p for p in out if p and p[-1].isdigit())
 
 
@@ -143,6 +154,7 @@ def toneless(ch: str) -> frozenset[str]:
 @cache
 def initial_final_tone(ch: str) -> frozenset[tuple[str, str, str]]:
     """(initial, final, tone) of every Mandarin reading (pypinyin, strict=False: y/w count as initials)."""
+    _pypinyin()
     from pypinyin.contrib.tone_convert import to_finals, to_initials
 
     out = set()

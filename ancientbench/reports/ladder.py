@@ -3,19 +3,21 @@
 Runs, into ``--out`` (default ``results/ladder``), each step resumable as ``eval`` is:
 
 1. ``eval`` of ``ancientbench-mini`` in letter mode (the paper's scoring), 0- and 5-shot, and in ppl mode (option
-   likelihood), 0-shot, on the first ``--limit`` test items of every task (default 200; ``--limit 0`` for all 19,748);
-2. ``eval`` of ``tiny-random`` (letter mode, 0- and 5-shot, the same items): the random-weight smoke model; and of
+   likelihood), 0-shot, on the first ``--limit`` test items of every task (default 200; ``--limit 0`` for all);
+2. ``eval`` of ``tiny-random`` (letter mode, 0- and 5-shot, the same items): the random-weight smoke model; and,
    with ``--inject``, the knowledge-injection pair ``ancientbench-inject-a``/``-b`` (ppl mode, 0-shot; opt-in: one
    ppl run of the pair took 3 min 19 s (149 s CPU) on the shared 2-core machine, beyond the main job's 3 minutes),
    compared (b) against (a) into ``<out>/compare_inject_ppl_0shot.json`` (per task and letter mode: ``inject``);
 3. the knowledge-free reference rows on the same items (:mod:`ancientbench.reports.reference`): chance and the
    Mandarin reader, the options-only and the stem-reading predictors (two models, 5-fold; ``--no-predictors`` skips
-   them), and the
-   AI examinee row from the full-question probe records (its own sample of items, outside the pipeline);
+   them), and the AI examinee row from the full-question probe records (its own sample of items, outside the
+   pipeline); a row whose inputs are missing (an optional source, records/) is left out with one line, checked
+   before step 1;
 4. ``report`` over all of them (Table-2-shaped tables with intervals, plots) into ``<out>/report``, printed, and
    ``compare`` of the mini-LM against tiny-random per shot setting (paired, ``<out>/compare_<mode>_<k>shot.json``);
-5. with ``--record``: the figures as ``results.json`` in the shipped mini-LM's folder (:func:`record`), from which
-   its model card and the dataset card's "Reference results" section are rendered; ``compare`` files of the
+5. with ``--record``: the figures as ``records/ladder.json`` (:func:`record`: with the data version and data files'
+   hashes they hold for), from which the mini-LM's model card and the dataset card's "Reference results" section are
+   rendered (``card --check`` fails on a record of other data: :func:`stale`); ``compare`` files of the
    fine-tuned mini-LM against it put in ``--out`` as ``compare_finetuned_<mode>_<k>shot.json`` (the paper's recipe in
    miniature, docs/reference-results.md) are recorded too.
 """
@@ -27,10 +29,15 @@ import json
 import sys
 from pathlib import Path
 
+from .. import paths
+from ..dataset import count_items
 from ..errors import AncientBenchError
-from ..letters import describe, top_cell
+from ..fileio import atomic_write
 from ..mini import MINI_NAME
+from ..paths import LADDER_RECORD_FILE, RECORDS_DIR
+from ..tasks import DATASET_VERSION
 from ..tiny import TINY_RANDOM_NAME
+from .ladder_record import data_sha256
 
 DEFAULT_LIMIT = 200
 
@@ -45,9 +52,12 @@ def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_predictor
            with_inject: bool = False) -> int:
     from ..cli import main
     from ..paths import INJECT_NAMES
-    from .reference import PREDICTOR_ROWS, write_reference_rows
+    from .reference import PREDICTOR_ROWS, check_rows, write_reference_rows
 
     out = Path(out)
+    # the reference rows' inputs (optional sources, records/) are checked first: a missing one costs one line, not the run
+    rows = check_rows(["chance", "mandarin-reader", "ai-examinee"] + (list(PREDICTOR_ROWS) if with_predictors else []),
+                      limit=limit or None, log=lambda m: print(m, file=sys.stderr, flush=True))
     limit_args = ["--limit", str(limit)] if limit else []
     rest = [*limit_args, *([] if progress else ["--no-progress"])]
     common = ["--shots", "0", "5", *rest]
@@ -64,7 +74,6 @@ def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_predictor
         print(f"$ ancientbench {' '.join(argv)}", file=sys.stderr, flush=True)
         if main(argv) != 0:
             raise AncientBenchError(f"ladder: `ancientbench {' '.join(argv)}` failed (see above); rerun to resume")
-    rows = ["chance", "mandarin-reader", "ai-examinee"] + (list(PREDICTOR_ROWS) if with_predictors else [])
     write_reference_rows(out / "reference", rows=rows, limit=limit or None, log=lambda m: None)
     for mode, k in (("letter", 0), ("letter", 5), ("ppl", 0)):
         mini = next((out / mode).glob(f"{MINI_NAME}*/results_{k}shot.json"))  # ppl runs go to <name>-ppl/
@@ -83,17 +92,26 @@ def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_predictor
     return rc
 
 
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f}"
-
-
-def _ci(ci) -> str:
-    return f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else ""
+def _run_data_version(out: Path) -> str:
+    """The one data version every results file of a ladder run was computed on (an error when they differ)."""
+    versions = {}
+    for path in sorted(out.glob("*/*/results_*shot.json")):
+        res = json.loads(path.read_text(encoding="utf-8"))  # eval writes it at the top, the reference rows under "data"
+        versions.setdefault(res.get("dataset_version") or res["data"].get("dataset_version"), path)
+    if len(versions) != 1:
+        raise AncientBenchError(f"{out}: the run's results files hold data versions {sorted(map(str, versions))} "
+                                f"({', '.join(map(str, versions.values()))}); rerun `ancientbench ladder` into a new --out")
+    return next(iter(versions))
 
 
 def record(out: str | Path, limit: int | None) -> dict:
-    """The ladder's figures (report summary and paired comparisons) as one JSON-able record with its Markdown."""
+    """The ladder's figures (report summary and paired comparisons) as one JSON-able record, with the data version
+    and the data files' hashes it holds for and the reference rows' descriptions (from their results files)."""
     out = Path(out)
+    version = _run_data_version(out)
+    if version != DATASET_VERSION:
+        raise AncientBenchError(f"{out}: the run is on data {version}, the package's data is {DATASET_VERSION}; "
+                                "rerun `ancientbench ladder` into a new --out")
     summary = json.loads((out / "report" / "summary.json").read_text(encoding="utf-8"))
     settings = {}
     for k, block in summary["settings"].items():
@@ -103,6 +121,10 @@ def record(out: str | Path, limit: int | None) -> dict:
             "answer_letters": r.get("answer_letters"),
             "tasks": {t: {x: v[x] for x in ("accuracy", "correct", "total", "ci")} for t, v in r["tasks"].items()},
         } for r in block["rows"]]
+    rows = {}
+    for path in sorted((out / "reference").glob("*/results_0shot.json")):
+        res = json.loads(path.read_text(encoding="utf-8"))
+        rows[res["model"]["name_or_path"]] = res["reference"]["description"]
     compare = {}
     for mode, k in (("letter", 0), ("letter", 5), ("ppl", 0)):
         path = out / f"compare_{mode}_{k}shot.json"
@@ -113,88 +135,32 @@ def record(out: str | Path, limit: int | None) -> dict:
                  for p in sorted(out.glob("compare_finetuned_*shot.json"))}
     inject = {p.stem.removeprefix("compare_inject_"): json.loads(p.read_text(encoding="utf-8"))
               for p in sorted(out.glob("compare_inject_*shot.json"))}
-    rec = {"limit_per_task": limit, "settings": settings, "compare_with_tiny_random": compare, "compare_finetuned": finetuned,
-           "compare_inject": inject}
-    rec["markdown"] = render_markdown(rec)
-    return rec
-
-
-def render_markdown(rec: dict) -> str:
-    from ..tasks import COMPETENCIES, TASK_NAMES
-
-    n = rec["limit_per_task"]
-    lines = [f"Measured by `ancientbench ladder --record` on the first {n} test items of every task "
-             f"({'all items' if not n else f'{10 * n:,} questions'}); accuracy in %, 95% bootstrap intervals over items. "
-             "Letter mode is the paper's scoring, ppl mode option likelihood. Reference rows know no ancient Chinese: "
-             "Chance is a seeded uniform guess, Mandarin reader the best Mandarin-reading rule per task, the "
-             "options-only predictor a cross-fitted model of cues in the four options alone, the stem-reading predictor "
-             "the same with the question's cues too (the two figures of `ancientbench audit`, here on these items). "
-             "The AI examinee row is not knowledge-free and not from the "
-             "pipeline: blind AI examinees' full-question answers from the probe records, on their own sample of items "
-             "(n per task in the report; only four tasks were probed with the full question). Rows marked "
-             "shot-independent read no exemplars and appear once, in the 0-shot tables. Top answer: the most frequent "
-             "answer and its share of the items; `!` flags a row that is not answering (module `ancientbench.letters`).", ""]
-    for k, rows in sorted(rec["settings"].items(), key=lambda kv: int(kv[0])):
-        lines += [f"**{k}-shot**", "", "| row | " + " | ".join(c for c in COMPETENCIES) + " | average | top answer % |",
-                  "|---|" + "---:|" * (len(COMPETENCIES) + 2)]
-        for r in rows:
-            comp = r["competencies"]  # a sampled row (the AI examinee) may lack whole competencies
-            cells = [f"{_pct(comp.get(c, {}).get('score'))} {_ci(comp.get(c, {}).get('ci'))}".strip() for c in COMPETENCIES]
-            avg = r["average"] or {}
-            lines.append(f"| {r['label']} | " + " | ".join(cells) + f" | {_pct(avg.get('score'))} {_ci(avg.get('ci'))} | "
-                         f"{top_cell(r.get('answer_letters'))} |")
-        lines += ["", "| row | " + " | ".join(TASK_NAMES) + " |", "|---|" + "---:|" * len(TASK_NAMES)]
-        for r in rows:
-            lines.append(f"| {r['label']} | " + " | ".join(_pct(r["tasks"].get(t, {}).get("accuracy")) for t in TASK_NAMES) + " |")
-        lines.append("")
-        flagged = [r for r in rows if (r.get("answer_letters") or {}).get("not_answering")]
-        lines += [f"**Not answering**: {r['label']} {describe(r['answer_letters'])}." for r in flagged] + ([""] if flagged else [])
-    lines += _paired_table(rec["compare_with_tiny_random"], "mini-LM setting", "mini", "tiny-random",
-                           "**ancientbench-mini against tiny-random** (paired over the same items; average difference in "
-                           "points with its 95% paired bootstrap interval; pooled McNemar p):")
-    lines += _paired_table(rec.get("compare_finetuned"), "setting", "mini-Ancient", "ancientbench-mini",
-                           "**mini-Ancient against ancientbench-mini**: the paper's fine-tuning recipe in miniature "
-                           "(`ancientbench finetune` on `finetune-data`'s instruction pairs, test items held out; commands "
-                           "in docs/reference-results.md), paired over the same items as above:")
-    lines += _paired_table(rec.get("compare_inject"), "setting", "inject-b", "inject-a",
-                           "**ancientbench-inject-b against ancientbench-inject-a**: the knowledge-injection pair (same "
-                           "architecture, tokenizer, seed and tokens seen; (b) also read the knowledge sources as reference "
-                           "text; per task: `ancientbench inject`), paired over the same items as above:")
-    return "\n".join(lines)
-
-
-def _paired_table(compares: dict | None, first: str, a: str, b: str, title: str) -> list[str]:
-    """Markdown of ``compare`` results (one row per setting: A %, B %, difference, interval, pooled McNemar p)."""
-    if not compares:
-        return []
-    lines = [title, "", f"| {first} | {a} % | {b} % | difference | interval | p |", "|---|---:|---:|---:|---:|---:|"]
-    for name, c in compares.items():
-        avg, micro = c["average"], c["micro_accuracy"]
-        lines.append(f"| {name.replace('_', ', ')} | {_pct(avg['a'])} | {_pct(avg['b'])} | {100 * avg['diff']:+.1f} | "
-                     f"{_ci(avg['ci'])} | {micro['mcnemar']['p_value']:.3g} |")
-    return [*lines, ""]
+    return {"dataset_version": version, "data_sha256": data_sha256(), "limit_per_task": limit, "reference_rows": rows,
+            "settings": settings, "compare_with_tiny_random": compare, "compare_finetuned": finetuned, "compare_inject": inject}
 
 
 def write_record(out: str | Path, limit: int | None) -> Path:
+    """``records/ladder.json`` from a finished run, and the mini-LM's card rendered from it (the dataset card: run
+    ``python -m ancientbench.publish.card``). A clone's job: an installed package has no records/."""
     from ..mini import MINI_PATH
     from ..mini.card import write_card
 
-    rec = record(out, limit)
-    path = MINI_PATH / "results.json"
-    path.write_text(json.dumps(rec, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    paths.record(RECORDS_DIR)
+    atomic_write(LADDER_RECORD_FILE, json.dumps(record(out, limit), ensure_ascii=False, indent=1) + "\n")
     write_card(MINI_PATH)
-    return path
+    return LADDER_RECORD_FILE
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", "--out", dest="out", default="results/ladder", help="folder for every result (default %(default)s)")
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
-                        help="first N test items per task (default %(default)s; 0 = all 19,748 questions, about 40 minutes on 2 cores)")
+                        help=f"first N test items per task (default %(default)s; 0 = all {count_items():,} questions, about 40 minutes on 2 cores)")
     parser.add_argument("--no-predictors", action="store_true",
                         help="leave out the options-only and stem-reading predictor rows")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--inject", action="store_true", help="add the knowledge-injection pair (ppl mode, 0-shot) and its paired comparison")
-    parser.add_argument("--record", action="store_true", help="write the figures into the shipped mini-LM's folder (maintainers)")
+    parser.add_argument("--record", action="store_true",
+                        help="write the figures to records/ladder.json, with the data version, and the mini-LM's card (maintainers, in a clone)")
 
 
 def run(args: argparse.Namespace) -> int:

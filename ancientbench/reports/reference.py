@@ -30,10 +30,12 @@ from pathlib import Path
 
 from ..aggregate import aggregate
 from ..argtypes import add_no_progress, non_negative_int
+from ..errors import AncientBenchError
 from ..evaluation.layout import predictions_path, results_path
 from ..fileio import atomic_write
 from ..letters import from_predictions
 from ..paths import PROBES_DIR, record
+from ..sources import SourceMissing
 from ..tasks import LETTERS, TASK_BY_NAME, TASK_NAMES
 
 REFERENCE_VERSION = "1"
@@ -50,16 +52,32 @@ DESCRIPTIONS = {
 }
 
 
+def strategy_names(slug: str, task: str) -> list[str]:
+    """The knowledge-free strategies a row reads on a task (their sources are the row's inputs); [] for the rows
+    that read none (chance, the AI examinee)."""
+    from ..quality.predictors import OPTIONS_ONLY_STRATEGIES
+    from ..quality.strategies import FAMILY, STRATEGIES
+
+    rule = TASK_BY_NAME[task].answer_rule
+    if slug == "mandarin-reader":
+        return [n for n, f in FAMILY.items() if f == "mandarin" and n not in rule]
+    if slug == "options-only":
+        return [n for n in OPTIONS_ONLY_STRATEGIES if n not in rule]
+    if slug == "stem-reading":
+        return [n for n in STRATEGIES if n not in rule]
+    return []
+
+
 def _chance(rows: list[dict], seed: int) -> tuple[list[str], dict]:
     rng = random.Random(f"{seed}:chance:{rows[0]['task']}")
     return [rng.choice(LETTERS) for _ in rows], {}
 
 
 def _mandarin(rows: list[dict], ctx, seed: int) -> tuple[list[str], dict]:
-    from ..quality.strategies import FAMILY, STRATEGIES, accuracies, item_from_row
+    from ..quality.strategies import STRATEGIES, accuracies, item_from_row
 
     task = rows[0]["task"]
-    names = [n for n, f in FAMILY.items() if f == "mandarin" and n not in TASK_BY_NAME[task].answer_rule]
+    names = strategy_names("mandarin-reader", task)
     acc = accuracies(rows, ctx, names)
     best = max(names, key=lambda n: (acc[n], -names.index(n)))
     rng = random.Random(f"{seed}:mandarin:{task}")
@@ -74,15 +92,14 @@ def _mandarin(rows: list[dict], ctx, seed: int) -> tuple[list[str], dict]:
 
 def _predictor(slug: str, rows: list[dict], freq) -> tuple[list[str], dict]:
     from ..quality.audit import option_frequencies, self_frequencies
-    from ..quality.predictors import OPTIONS_ONLY_STRATEGIES, options_only_predictor, stem_reading_predictor
-    from ..quality.strategies import STRATEGIES, Context
+    from ..quality.predictors import options_only_predictor, stem_reading_predictor
+    from ..quality.strategies import Context
 
-    rule = TASK_BY_NAME[rows[0]["task"]].answer_rule
+    names = strategy_names(slug, rows[0]["task"])
     if slug == "options-only":  # never frequencies counted from the stems
-        r = options_only_predictor(rows, Context(freq or option_frequencies(rows)),
-                                   names=[n for n in OPTIONS_ONLY_STRATEGIES if n not in rule])
+        r = options_only_predictor(rows, Context(freq or option_frequencies(rows)), names=names)
     else:
-        r = stem_reading_predictor(rows, Context(freq or self_frequencies(rows)), [n for n in STRATEGIES if n not in rule])
+        r = stem_reading_predictor(rows, Context(freq or self_frequencies(rows)), names)
     return r["predictions"], {"model": r["best_model"], "models": r["models"]}
 
 
@@ -170,38 +187,87 @@ def write_row(out: Path, slug: str, per_task: dict[str, tuple[list[dict], list[s
     return written
 
 
-def available_rows(log=print) -> list[str]:
-    """Every row, less the AI examinee where there are no probe records to read its answers from (an installed package)."""
-    if PROBES_DIR.is_dir():
-        return list(ROWS)
-    log(f"{ROWS['ai-examinee']}: left out ({PROBES_DIR} comes with a clone of the repository)")
-    return [s for s in ROWS if s != "ai-examinee"]
+PREFLIGHT_ITEMS = 3  # items per task a row's strategies are tried on before the long work (loads their sources)
+
+
+def missing_inputs(slug: str, tests: dict[str, list[dict]], ctx) -> str | None:
+    """What a row cannot find, as one line saying how to get it, or None when it can run: the probe records for the
+    AI examinee; for a strategy row, the sources its strategies read, found by scoring the first items of every task
+    (the sources load once, so the row's own run reuses them)."""
+    from ..quality.strategies import credits, item_from_row
+
+    if slug == "ai-examinee":
+        return None if PROBES_DIR.is_dir() else f"needs the probe records in {PROBES_DIR}, which come with a clone of the repository"
+    try:
+        for task, rows in tests.items():
+            names = strategy_names(slug, task)
+            for r in rows[:PREFLIGHT_ITEMS] if names else ():
+                credits(*item_from_row(r), ctx, names)
+    except SourceMissing as e:
+        return str(e)
+    return None
+
+
+def runnable_rows(rows: list[str] | None, tests: dict[str, list[dict]], ctx, *, required: bool, log=print) -> list[str]:
+    """``rows`` (default: every row) less those whose inputs are missing: each left out with one line, or, when the
+    user named the rows (``required``), an error naming the first one."""
+    out = []
+    for slug in list(ROWS) if rows is None else rows:
+        missing = missing_inputs(slug, tests, ctx)
+        if missing is None:
+            out.append(slug)
+        elif required:
+            raise AncientBenchError(f"reference row {slug!r} cannot run: {missing}")
+        else:
+            log(f"{ROWS[slug]}: left out; {missing}")
+    return out
+
+
+def _inputs(data: str | Path | None, limit: int | None):
+    """(dataset folder, every task's test rows, the first ``limit`` of them, the classics' character frequencies or
+    None, the frequencies the strategies read)."""
+    from .. import DATASET_PATH
+    from ..quality.audit import corpus_frequencies, self_frequencies
+    from ..schema import load_split
+
+    root = Path(data) if data is not None else Path(DATASET_PATH)
+    full = {t: load_split(root, t, "test") for t in TASK_NAMES}
+    tests = {t: rows[:limit] for t, rows in full.items()}
+    corpus = corpus_frequencies()
+    return root, full, tests, corpus, corpus or self_frequencies([r for rs in tests.values() for r in rs])
+
+
+def check_rows(rows: list[str] | None = None, data: str | Path | None = None, *, limit: int | None = None,
+               required: bool = False, log=print) -> list[str]:
+    """The rows that can run on ``data``'s first ``limit`` items per task (:func:`runnable_rows`): what a job that
+    computes them later (the ladder) checks before its long work."""
+    from ..quality.strategies import Context
+
+    _, _, tests, _, freq = _inputs(data, limit)
+    return runnable_rows(rows, tests, Context(freq), required=required, log=log)
 
 
 def write_reference_rows(out: str | Path, data: str | Path | None = None, *, rows: list[str] | None = None,
-                         shots: list[int] = (0, 5), seed: int = 0, limit: int | None = None, log=print) -> list[Path]:
+                         shots: list[int] = (0, 5), seed: int = 0, limit: int | None = None, required: bool = False,
+                         log=print) -> list[Path]:
     """Compute the reference rows over every task's test split of ``data`` (default: the bundled dataset), or
-    its first ``limit`` items per task (the items ``eval --limit`` scores)."""
-    from .. import DATASET_PATH
+    its first ``limit`` items per task (the items ``eval --limit`` scores). A row whose inputs are missing is left
+    out with one line (an error when ``required``: the user named it); see :func:`runnable_rows`."""
     from ..dataset import file_sha256
-    from ..quality.audit import corpus_frequencies, self_frequencies
     from ..quality.strategies import Context
-    from ..schema import load_split, split_file
+    from ..schema import split_file
 
     bad = [k for k in shots if isinstance(k, bool) or not isinstance(k, int) or k < 0]
     if bad:  # a results_-3shot.json would be filed as a setting no evaluation has
         from .results import ReportError
 
         raise ReportError(f"shots must be non-negative integers, got {bad[0]!r}")
-    root = Path(data) if data is not None else Path(DATASET_PATH)
-    full = {t: load_split(root, t, "test") for t in TASK_NAMES}
-    tests = {t: rows[:limit] for t, rows in full.items()}
+    root, full, tests, corpus, freq = _inputs(data, limit)
     sha = {f"{t}/test.jsonl": file_sha256(split_file(root, t, "test")) for t in TASK_NAMES}
-    corpus = corpus_frequencies()
-    freq = corpus or self_frequencies([r for rs in tests.values() for r in rs])
+    rows = runnable_rows(rows, tests, Context(freq), required=required, log=log)
     out = Path(out)
     written: list[Path] = []
-    for slug in rows or available_rows(log):
+    for slug in rows:
         if slug == "ai-examinee":  # its own sample of items, whatever the limit
             per_task = ai_examinee(full)
             written += write_row(out, slug, per_task, sha, "ancientbench" if data is None else str(root), list(shots), seed)
@@ -237,6 +303,7 @@ def run(args: argparse.Namespace) -> int:
 
         raise ReportError(f"--limit must be >= 1, got {args.limit}")
     for path in write_reference_rows(args.out, args.data, rows=args.rows, shots=args.shots, seed=args.seed,
-                                     limit=args.limit, log=(lambda m: None) if args.no_progress else (lambda m: print(m, flush=True))):
+                                     limit=args.limit, required=args.rows is not None,
+                                     log=(lambda m: None) if args.no_progress else (lambda m: print(m, flush=True))):
         print(f"wrote {path}")
     return 0
