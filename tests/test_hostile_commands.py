@@ -298,7 +298,7 @@ def test_n3_train_mini_never_writes_into_the_shipped_model(tmp_path, capsys, mon
         assert _cli("train-mini", "--work", str(tmp_path / "w"), "--output", str(out)) == 2
         line = _one_error_line(capsys.readouterr().err)
         assert f"--output {out}: inside the installed package" in line
-    assert _tree(MINI_PATH) == shipped and (MINI_PATH / "results.json").is_file()
+    assert _tree(MINI_PATH) == shipped and (MINI_PATH / "model.safetensors").is_file()
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("mine", encoding="utf-8")

@@ -486,7 +486,7 @@ def test_shot_independent_rows_appear_once_and_not_as_a_change(tmp_path):
 
 
 def test_ladder_markdown_shows_the_injection_pair_and_flags():
-    from ancientbench.reports.ladder import render_markdown
+    from ancientbench.reports.ladder_record import render_markdown
 
     full = {"score": 0.25, "ci": [0.2, 0.3]}
     dist = {"n": 80, "predicted": {"A": 0, "B": 0, "C": 0, "D": 1.0, "none": 0}, "gold": {x: 0.25 for x in "ABCD"},
