@@ -97,7 +97,7 @@ def test_cli_run_and_errors(tmp_path, subset, capsys):
     out = capsys.readouterr().out
     assert "with 2 subsets (radical, homophone)" in out and "warning: left out (no test/dev data): radical_meaning," in out
     assert evalscope_export.run(p.parse_args([str(tmp_path / "y"), "--data", str(tmp_path / "empty")])) == 2
-    assert capsys.readouterr().out.startswith("error: no task has both test and dev files")
+    assert capsys.readouterr().err.startswith("error: no task has both test and dev files")
     assert evalscope_export.run(p.parse_args([str(tmp_path / "x"), "--hub-id", "org/ancientbench", "--tasks", "cloze"])) == 0
     assert 'dataset_hub="huggingface"' in capsys.readouterr().out
     assert not (tmp_path / "x" / "data").exists()

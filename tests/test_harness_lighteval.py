@@ -83,7 +83,7 @@ def test_cli_run_and_errors(tmp_path, subset, capsys):
     out = capsys.readouterr().out
     assert "with 2 tasks" in out and "warning: left out (no test/dev data): radical_meaning, pronunciation, phonetic_radical, excdoc_word," in out
     assert lighteval_export.run(p.parse_args([str(tmp_path / "y"), "--data", str(tmp_path / "empty")])) == 2
-    assert capsys.readouterr().out.startswith("error: no task has both test and dev files")
+    assert capsys.readouterr().err.startswith("error: no task has both test and dev files")
     # a Hub export reads ORG/NAME's configs and leaves no stale data copy behind
     assert lighteval_export.run(p.parse_args([str(tmp_path / "x"), "--hub-id", "org/ancientbench", "--tasks", "cloze"])) == 0
     assert not (tmp_path / "x" / "data").exists()

@@ -157,7 +157,7 @@ def test_cli_run_and_errors(tmp_path, shipped_subset, capsys):
     out = capsys.readouterr().out
     assert "wrote 2 tasks x 2 forms x 2 shot settings" in out and "left out (no test/dev data): radical_meaning, pronunciation" in out
     assert oc.run(p.parse_args([str(tmp_path / "z"), "--data", str(tmp_path / "empty")])) == 2
-    assert capsys.readouterr().out.startswith("error: no task has both test and dev files")
+    assert capsys.readouterr().err.startswith("error: no task has both test and dev files")
     hub = oc.dataset_config("cloze", "gen", 0, hub_id="org/ancientbench")
     assert (hub["path"], hub["name"]) == ("org/ancientbench", "cloze")
     assert hub["eval_cfg"]["evaluator"]["type"] == "AncientBenchExtractEvaluator"

@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import sys
 from pathlib import Path
 
+from ..argtypes import add_export_arguments
 from .lighteval_export import ExportError, present_tasks, prompt_constants
 
 MODULE_NAME = "ancientbench_evalscope.py"
@@ -194,11 +196,7 @@ class AncientBenchAdapter(DefaultDataAdapter):
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("out_dir", metavar="DIR", help="folder to write ancientbench_evalscope.py (and the data copy) into")
-    p.add_argument("--data", default=None, metavar="FOLDER", help="dataset folder the tasks read (default: the package's own)")
-    p.add_argument("--hub-id", default=None, metavar="ORG/NAME",
-                   help="read the data from this Hugging Face dataset repository instead (dataset_hub='huggingface')")
-    p.add_argument("--tasks", nargs="+", default=None, help="task or competency names (default: all)")
+    add_export_arguments(p, "folder to write ancientbench_evalscope.py (and the data copy) into", letter_style=False, hub_help="read the data from this Hugging Face dataset repository instead (dataset_hub='huggingface')")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -207,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         written = export(args.out_dir, data=args.data, hub_id=args.hub_id, tasks=args.tasks)
     except ExportError as e:
-        print(f"error: {e}")
+        print(f"error: {e}", file=sys.stderr)
         return 2
     tasks = written["tasks"]
     print(f"wrote {written['module']}: benchmark {BENCHMARK!r} with {len(tasks)} subsets ({', '.join(tasks)})")

@@ -34,8 +34,10 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import sys
 from pathlib import Path
 
+from ..argtypes import add_export_arguments
 from ..errors import AncientBenchError
 
 MODULE_NAME = "ancientbench_lighteval.py"
@@ -299,12 +301,7 @@ TASKS_TABLE = [task_config("ancientbench:", t, Metrics.loglikelihood_acc) for t 
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("out_dir", metavar="DIR", help="folder to write ancientbench_lighteval.py (and the data copy) into")
-    p.add_argument("--data", default=None, metavar="FOLDER", help="dataset folder the tasks read (default: the package's own)")
-    p.add_argument("--hub-id", default=None, metavar="ORG/NAME", help="read the data from this Hub dataset repository instead")
-    p.add_argument("--letter-style", choices=["bare", "space"], default="bare",
-                   help="answer letter after 答案是：  bare 'A' (paper, default) or ' A'")
-    p.add_argument("--tasks", nargs="+", default=None, help="task or competency names (default: all)")
+    add_export_arguments(p, "folder to write ancientbench_lighteval.py (and the data copy) into")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -313,7 +310,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         written = export(args.out_dir, data=args.data, hub_id=args.hub_id, letter_style=args.letter_style, tasks=args.tasks)
     except ExportError as e:
-        print(f"error: {e}")
+        print(f"error: {e}", file=sys.stderr)
         return 2
     tasks = written["tasks"]
     print(f"wrote {written['module']} with {len(tasks)} tasks (letter form {TASK_PREFIX}<task>, generate form {GEN_PREFIX}<task>)")

@@ -38,6 +38,7 @@ import json
 import sys
 from pathlib import Path, PurePosixPath
 
+from ..argtypes import add_export_arguments
 from ..errors import AncientBenchError
 from ..fileio import atomic_write
 
@@ -301,12 +302,7 @@ def scores_from_lm_eval(results: dict | str | Path) -> dict:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("out_dir", metavar="DIR", help="folder to write the task YAMLs into (give it to lm_eval --include_path)")
-    p.add_argument("--data", default=None, metavar="FOLDER", help="dataset folder the tasks read (default: the package's own)")
-    p.add_argument("--hub-id", default=None, metavar="ORG/NAME", help="read the data from this Hub dataset repository instead")
-    p.add_argument("--letter-style", choices=["bare", "space"], default="bare",
-                   help="answer letter after 答案是：  bare 'A' (paper, default) or ' A' (lm-eval's usual)")
-    p.add_argument("--tasks", nargs="+", default=None, help="task or competency names (default: all)")
+    add_export_arguments(p, "folder to write the task YAMLs into (give it to lm_eval --include_path)")
 
 
 def run(args: argparse.Namespace) -> int:

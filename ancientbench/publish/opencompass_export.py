@@ -35,7 +35,10 @@ from __future__ import annotations
 import argparse
 import inspect
 import shutil
+import sys
 from pathlib import Path
+
+from ..argtypes import add_export_arguments
 
 FORMS = ("ppl", "gen")
 SHOTS = (0, 5)
@@ -283,12 +286,7 @@ def export(out_dir: str | Path, *, data: str | Path | None = None, hub_id: str |
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("out_dir", metavar="DIR", help="folder to write the configs into (give it to opencompass --config-dir)")
-    p.add_argument("--data", default=None, metavar="FOLDER", help="dataset folder the tasks read (default: the package's own)")
-    p.add_argument("--hub-id", default=None, metavar="ORG/NAME", help="read the data from this Hub dataset repository instead")
-    p.add_argument("--letter-style", choices=["bare", "space"], default="bare",
-                   help="answer letter after 答案是：  bare 'A' (paper, default) or ' A'")
-    p.add_argument("--tasks", nargs="+", default=None, help="task or competency names (default: all)")
+    add_export_arguments(p, "folder to write the configs into (give it to opencompass --config-dir)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -297,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         written = export(args.out_dir, data=args.data, hub_id=args.hub_id, letter_style=args.letter_style, tasks=args.tasks)
     except ValueError as e:
-        print(f"error: {e}")
+        print(f"error: {e}", file=sys.stderr)
         return 2
     tasks = [t for t in resolve_tasks(args.tasks) if f"{PREFIX}_{t}_ppl_0shot" in written]
     print(f"wrote {len(tasks)} tasks x {len(FORMS)} forms x {len(SHOTS)} shot settings and summarizer "
