@@ -12,6 +12,7 @@ import os
 import re
 import sys
 
+from . import logs
 from .errors import AncientBenchError
 
 # subcommand -> (module that owns it, one-line help)
@@ -73,6 +74,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         module = importlib.import_module(module_name)
         p = sub.add_parser(name, help=help_text, description=plain((module.__doc__ or help_text).strip().splitlines()[0], name))
         module.add_arguments(p)
+        logs.add_arguments(p)
         p.set_defaults(_module=module)
     return parser
 
@@ -86,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         build_parser().print_help(sys.stderr)
         return 2
     args = build_parser(command if command in COMMANDS else None).parse_args(argv)
+    logs.configure(args.verbosity)
     quiet = QUIET_ENV if getattr(args, "no_progress", False) else {}
     saved = {k: os.environ.get(k) for k in quiet}
     os.environ.update(quiet)
