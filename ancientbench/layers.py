@@ -29,3 +29,15 @@ def layer_of(module: str) -> int:
             if name == member or (member.endswith("/") and (name + ".").startswith(member.replace("/", "."))):
                 return layer
     raise KeyError(f"{module} is in no layer of ancientbench/layers.py: add it to LAYERS")
+
+
+def render() -> str:
+    """The table as docs/architecture.md shows it (between its ``layers:begin``/``layers:end`` markers)."""
+    rows = ["| layer | modules | what it holds |", "|---|---|---|"]
+    for layer, what, members in reversed(LAYERS):
+        rows.append(f"| {layer} | {' '.join(f'`{m}`' for m in members)} | {what} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":  # python -m ancientbench.layers: print the table for the docs
+    print(render())
