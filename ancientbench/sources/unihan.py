@@ -277,13 +277,16 @@ def _read_lines(path: Path):
         yield from fh
 
 
-@lru_cache(maxsize=4)
 def load(directory: str | Path | None = None) -> Unihan:
     """Read the Unihan fields and CJKRadicals.txt from ``directory`` (default /usr/share/unicode); cached.
 
     Raises SourceMissing naming the missing file and the install command.
     """
-    d = Path(directory) if directory is not None else DEFAULT_DIR
+    return _load_folder(Path(directory).resolve() if directory is not None else DEFAULT_DIR)
+
+
+@lru_cache(maxsize=4)  # keyed by the folder, so load() and load(None) share one read (about 5 s each)
+def _load_folder(d: Path) -> Unihan:
     needed = sorted({*FIELD_FILES.values()})
     missing = [f for f in (*needed, RADICALS_FILE) if not (d / f).is_file()]
     if missing:
