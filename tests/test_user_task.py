@@ -75,6 +75,22 @@ def test_a_user_task_runs_beside_the_ten_and_leaves_their_figures_as_they_were(f
         assert with_["settings"][k]["user_tasks"] == {"tasks": [NAME], "note": USER_TASK_NOTE}
     assert "ancientbench-0shot-user" in (tmp_path / "rep" / "tables.tex").read_text(encoding="utf-8")
 
+    # compare: the ten's items, paired; a user task is left out of it, as out of every mean
+    with_0, without_0 = (tmp_path / d / "tiny-random" / "results_0shot.json" for d in ("with", "without"))
+    assert cli.main(["compare", str(with_0), str(without_0), "--json", "-", "--resamples", "100"]) == 0
+    cmp_ = json.loads(capsys.readouterr().out)
+    assert cmp_["n_items"] == 14 and cmp_["average"]["diff"] == 0 and set(cmp_["tasks"]) == set(TEN)
+
+    # a run of the user task alone: its row, no competency, no average; nothing of the ten to compare
+    assert _eval(fixture_data, tmp_path / "only", str(mine), shots=("0",)) == 0
+    only = _results(tmp_path / "only", 0)
+    assert list(only["tasks"]) == [NAME] and only["competencies"] == {} and only["average"] is None
+    assert only["tasks"][NAME] == _results(tmp_path / "with", 0)["tasks"][NAME]
+    capsys.readouterr()
+    only_0 = tmp_path / "only" / "tiny-random" / "results_0shot.json"
+    assert cli.main(["compare", str(only_0), str(only_0)]) == 2
+    assert "no items of the ten tasks to compare" in capsys.readouterr().err
+
 
 @pytest.mark.parametrize("mode", ["letter", "ppl", "generate"])
 def test_every_mode_scores_a_user_task_with_its_own_name_and_exemplars(mode, fixture_data, tmp_path):
