@@ -293,34 +293,42 @@ def load_questions(
 
     exemplars: dict[str, list[dict[str, str]]] = {}
     if need_dev:
-        ten = [t for t in items if t not in user.items]
-        if _is_jsonl(dev_source):
-            grouped_dev = load_question_file(dev_source)
-            dev_files[_rel(dev_source, base)] = file_sha256(dev_source)
-            for t in ten:
-                exemplars[t] = grouped_dev.get(t, [])
-        elif ten:
-            for t in ten:
-                path = split_file(dev_source, t, "dev")
-                exemplars[t] = load_split(dev_source, t, "dev")
-                dev_files[_rel(path, base)] = file_sha256(path)
-            reject_duplicate_ids((split_file(dev_source, t, "dev"), rows) for t, rows in exemplars.items())
-        exemplars.update(user.exemplars)
-        k = max(shots)
-        short = {t: len(rows) for t, rows in exemplars.items() if len(rows) < k}
-        if short:
-            detail = ", ".join(f"{t}: {n}" for t, n in short.items())
-            raise DataError(dev_source, None, None, f"{k}-shot needs {k} dev rows per task; too few in {detail}")
-        test_ids = {it["id"] for rows in items.values() for it in rows}
-        for t, rows in exemplars.items():
-            leaked = [r["id"] for r in rows[:k] if r["id"] in test_ids]
-            if leaked:
-                raise DataError(user.dev_paths.get(t, dev_source), None, "id", f"dev exemplar(s) {leaked} of task {t!r} are also test items")
-        _refuse_copied_items(items, exemplars, k, dev_source, user.dev_paths)
+        exemplars = _exemplars(items, user, dev_source, base, max(shots), dev_files)
     return QuestionSet(
         str(data_path), items, exemplars, dict(sorted(files.items())), dict(sorted(dev_files.items())), missing, limit,
         n_available, tuple(user.items),
     )
+
+
+def _exemplars(items: dict[str, list[dict[str, str]]], user: UserTasks, dev_source: Path, base: Path, k: int,
+               dev_files: dict[str, str]) -> dict[str, list[dict[str, str]]]:
+    """Every task's dev rows for a run of up to ``k`` shots (the ten's from ``dev_source``, a user task's from its own
+    dev file), checked: at least ``k`` each, none of the first ``k`` a test item; the files read go into ``dev_files``."""
+    exemplars: dict[str, list[dict[str, str]]] = {}
+    ten = [t for t in items if t not in user.items]
+    if _is_jsonl(dev_source):
+        grouped_dev = load_question_file(dev_source)
+        dev_files[_rel(dev_source, base)] = file_sha256(dev_source)
+        for t in ten:
+            exemplars[t] = grouped_dev.get(t, [])
+    elif ten:
+        for t in ten:
+            path = split_file(dev_source, t, "dev")
+            exemplars[t] = load_split(dev_source, t, "dev")
+            dev_files[_rel(path, base)] = file_sha256(path)
+        reject_duplicate_ids((split_file(dev_source, t, "dev"), rows) for t, rows in exemplars.items())
+    exemplars.update(user.exemplars)
+    short = {t: len(rows) for t, rows in exemplars.items() if len(rows) < k}
+    if short:
+        detail = ", ".join(f"{t}: {n}" for t, n in short.items())
+        raise DataError(dev_source, None, None, f"{k}-shot needs {k} dev rows per task; too few in {detail}")
+    test_ids = {it["id"] for rows in items.values() for it in rows}
+    for t, rows in exemplars.items():
+        leaked = [r["id"] for r in rows[:k] if r["id"] in test_ids]
+        if leaked:
+            raise DataError(user.dev_paths.get(t, dev_source), None, "id", f"dev exemplar(s) {leaked} of task {t!r} are also test items")
+    _refuse_copied_items(items, exemplars, k, dev_source, user.dev_paths)
+    return exemplars
 
 
 def cache_dataset(
