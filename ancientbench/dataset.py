@@ -156,9 +156,11 @@ def _refuse_copied_items(items, exemplars, k: int, dev_source: Path, dev_paths: 
                                                  f"answer in its own prompt; remove it from the exemplars")
 
 
-def is_user_source(spec: str) -> bool:
+def is_user_source(spec: str | Path) -> bool:
     """Whether a ``--tasks`` entry is a user task's question file or folder (a path) rather than a task, a competency
-    or ``all``: it exists, ends in .jsonl/.json, or holds a path separator."""
+    or ``all``: a ``Path``, or a name that exists, ends in .jsonl/.json, or holds a path separator."""
+    if isinstance(spec, Path):
+        return True
     if spec == "all" or spec.startswith("competency:") or spec in TASK_BY_NAME or spec in COMPETENCY_TASKS:
         return False
     return Path(spec).exists() or spec.endswith(_FILE_SUFFIXES) or "/" in spec or os.sep in spec
@@ -176,7 +178,7 @@ class UserTasks:
     dev_files: dict[str, str] = field(default_factory=dict)
 
 
-def load_user_tasks(sources: Sequence[str], shots: int, base: Path) -> UserTasks:
+def load_user_tasks(sources: Sequence[str | Path], shots: int, base: Path) -> UserTasks:
     """Read each user task's source (a JSONL file, or a folder with test.jsonl and dev.jsonl); ``shots``: the largest
     k of the run, whose exemplars come from the dev file (none there for k > 0 is an error, not a zero-shot run)."""
     out = UserTasks()

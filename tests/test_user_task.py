@@ -199,3 +199,14 @@ def test_aggregate_and_metric_keep_user_tasks_outside_every_mean():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.USER_TASK_NOTE == USER_TASK_NOTE  # the metric's copy says what the package says
+
+
+def test_the_loader_takes_a_path_object_and_keeps_user_tasks_after_the_ten(fixture_data):
+    from pathlib import Path
+
+    from ancientbench.dataset import load_questions
+
+    q = load_questions([Path(EXAMPLE), "cloze"], fixture_data, shots=[0, 5], limit=3)
+    assert list(q.items) == ["cloze", NAME] and q.user_tasks == (NAME,) and len(q.items[NAME]) == 3
+    assert q.exemplars[NAME] == read_jsonl(EXAMPLE / "dev.jsonl") and q.n_available[NAME] == 4
+    assert set(q.files_for(0)) < set(q.files_for(5)) and any(f.endswith("user-task/dev.jsonl") for f in q.files_for(5))
