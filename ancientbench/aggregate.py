@@ -4,6 +4,9 @@ Task accuracy is the fraction of its items answered correctly; a competency scor
 mean of its tasks' accuracies; ``average`` is the unweighted mean of the four competency scores
 (AncientBench paper, as in Tables 2-3). ``micro_accuracy`` (all items pooled) is reported beside it.
 Used by the scorer's results files, the evaluate metric and the reports, so the figures always agree.
+A user task (any other valid task name, :func:`ancientbench.tasks.user_task`) gets its own row, after the ten, and
+enters no competency, neither ``average`` nor ``micro_accuracy`` nor ``n``: the ten's figures are what they would be
+without it.
 :func:`bootstrap_ci` adds percentile-bootstrap confidence intervals for every one of those figures.
 """
 
@@ -11,7 +14,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .tasks import COMPETENCIES, COMPETENCY_TASKS, TASK_NAMES, TASK_TO_COMPETENCY, get_task
+from .tasks import COMPETENCIES, COMPETENCY_TASKS, TASK_BY_NAME, TASK_NAMES, TASK_TO_COMPETENCY, USER_TASK_NOTE, user_task
 
 
 def aggregate(correct: Sequence[bool], tasks: Sequence[str]) -> dict:
@@ -20,13 +23,17 @@ def aggregate(correct: Sequence[bool], tasks: Sequence[str]) -> dict:
     Returns ``{"tasks": {task: {"accuracy", "correct", "total", "competency"}}, "competencies":
     {competency: score}, "average": float | None, "micro_accuracy": float, "n": int, "complete": bool}``.
     Competencies with no scored task are left out; ``average`` is the mean of the competencies present
-    and ``complete`` says whether all ten tasks were scored (only then is it the paper's average).
+    and ``complete`` says whether all ten tasks were scored (only then is it the paper's average). User tasks: rows
+    ``{"accuracy", "correct", "total", "competency": None, "user_task": True}`` after the ten (by name), listed under
+    ``user_tasks`` with ``user_task_note`` (both keys only when there are some); ``n`` and ``micro_accuracy`` count
+    the ten's items only.
     """
     if len(correct) != len(tasks):
         raise ValueError(f"length mismatch: {len(correct)} correctness values for {len(tasks)} task labels")
     counts: dict[str, list[int]] = {}
     for ok, task in zip(correct, tasks):
-        get_task(task)  # raises a clear error for unknown task names
+        if task not in counts and task not in TASK_BY_NAME:
+            user_task(task)  # a clear error for a name no task can have (blank, a competency's)
         c = counts.setdefault(task, [0, 0])
         c[0] += int(bool(ok))
         c[1] += 1
@@ -40,15 +47,22 @@ def aggregate(correct: Sequence[bool], tasks: Sequence[str]) -> dict:
         accs = [per_task[t]["accuracy"] for t in COMPETENCY_TASKS[comp] if t in per_task]
         if accs:
             competencies[comp] = sum(accs) / len(accs)
-    n = sum(c[1] for c in counts.values())
-    return {
+    n = sum(counts[t][1] for t in per_task)
+    out = {
         "tasks": per_task,
         "competencies": competencies,
         "average": sum(competencies.values()) / len(competencies) if competencies else None,
-        "micro_accuracy": sum(c[0] for c in counts.values()) / n if n else None,
+        "micro_accuracy": sum(counts[t][0] for t in per_task) / n if n else None,
         "n": n,
         "complete": len(per_task) == len(TASK_NAMES),
     }
+    users = sorted(t for t in counts if t not in TASK_BY_NAME)
+    if users:
+        for t in users:
+            per_task[t] = {"accuracy": counts[t][0] / counts[t][1], "correct": counts[t][0], "total": counts[t][1],
+                           "competency": None, "user_task": True}
+        out["user_tasks"], out["user_task_note"] = users, USER_TASK_NOTE
+    return out
 
 
 DEFAULT_BOOTSTRAP_SEED = 1234
@@ -87,7 +101,7 @@ def bootstrap_ci(
     rng = np.random.default_rng(seed)
     acc: dict[str, np.ndarray] = {}
     hits: dict[str, np.ndarray] = {}
-    for t, row in point["tasks"].items():  # registry order
+    for t, row in point["tasks"].items():  # registry order, then user tasks: the ten's draws do not depend on them
         hits[t] = rng.binomial(row["total"], row["correct"] / row["total"], size=n_resamples)
         acc[t] = hits[t] / row["total"]
     comp: dict[str, np.ndarray] = {}
@@ -105,7 +119,7 @@ def bootstrap_ci(
         "tasks": {t: interval(a) for t, a in acc.items()},
         "competencies": {c: interval(s) for c, s in comp.items()},
         "average": interval(np.mean(list(comp.values()), axis=0)) if comp else None,
-        "micro_accuracy": interval(np.sum(list(hits.values()), axis=0) / n) if n else None,
+        "micro_accuracy": interval(np.sum([hits[t] for t in hits if t in TASK_BY_NAME], axis=0) / n) if n else None,
         "confidence": confidence,
         "n_resamples": n_resamples,
         "seed": seed,

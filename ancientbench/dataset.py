@@ -6,6 +6,9 @@
   dev exemplars, the files used and their sha256. Few-shot exemplars come from the ``dev`` split of the same
   folder; for a JSONL question set, from the ``dev`` split of the bundled dataset (or of ``fewshot_data``,
   a folder or a JSONL of dev rows, when given). The first k dev rows, in file order, are the k shots.
+- user tasks (``tasks`` entries that are paths): a JSONL of rows whose ``task`` is outside the ten, or a folder with
+  ``test.jsonl`` and ``dev.jsonl`` (the exemplars; a k > 0 setting without one is an error). Scored like the ten,
+  reported apart (:data:`ancientbench.tasks.USER_TASK_NOTE`).
 - ``cache_dataset()``: loads all ten configs through ``datasets.load_dataset(DATASET_PATH, cfg)`` so that
   ``load_dataset("ancientbench", cfg)`` then works by name from the local datasets cache (offline too).
 
@@ -18,11 +21,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import tempfile
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Sequence
 
@@ -32,12 +37,13 @@ from .schema import (
     DataError,
     load_question_file,
     load_split,
+    load_user_file,
     option_key,
     read_jsonl,
     reject_duplicate_ids,
     split_file,
 )
-from .tasks import TASK_NAMES, get_task, resolve_tasks
+from .tasks import COMPETENCY_TASKS, TASK_BY_NAME, TASK_NAMES, get_task, resolve_tasks
 
 
 class DataNotFoundError(AncientBenchError, FileNotFoundError):
@@ -97,6 +103,7 @@ class QuestionSet:
     missing_tasks: list[str] = field(default_factory=list)  # tasks asked for (implicitly) but without test data
     limit: int | None = None  # items per task kept (the first ``limit``), None = all
     n_available: dict[str, int] = field(default_factory=dict)  # task -> test items in the file before ``limit``
+    user_tasks: tuple[str, ...] = ()  # tasks read from --tasks paths (after the ten in ``items``), reported apart
 
     @property
     def n_items(self) -> int:
@@ -124,22 +131,95 @@ def _folder_ids(folder: Path, loaded: dict[str, list[dict[str, str]]]):
             yield path, [r for r in read_jsonl(path) if isinstance(r, dict) and isinstance(r.get("id"), str)]
 
 
+def _set_ids(data: Path, loaded: dict[str, list[dict[str, str]]]):
+    """(file, rows) of the question set the ids of user tasks must not repeat: a folder's every test file, or the
+    JSONL file."""
+    return _folder_ids(data, loaded) if not _is_jsonl(data) else [(data, [r for rows in load_question_file(data).values()
+                                                                           for r in rows])]
+
+
 def _content(row: dict[str, str]) -> tuple[str, tuple[str, ...]]:
     """What makes two rows one question: the question and the set of options (order aside), compared as options are."""
     return option_key(row["question"]), tuple(sorted(option_key(row[x]) for x in "ABCD"))
 
 
-def _refuse_copied_items(items, exemplars, k: int, dev_source: Path) -> None:
+def _refuse_copied_items(items, exemplars, k: int, dev_source: Path, dev_paths: dict[str, Path]) -> None:
     """An exemplar that is a test item under another id would show that item with its answer in its own prompt."""
     test = {_content(it): it["id"] for rows in items.values() for it in rows}
     for t, rows in exemplars.items():
         for e in rows[:k]:
             if _content(e) in test:
-                path = dev_source if _is_jsonl(dev_source) else split_file(dev_source, t, "dev")
+                path = dev_paths.get(t) or (dev_source if _is_jsonl(dev_source) else split_file(dev_source, t, "dev"))
                 row = next(n for n, r in enumerate(read_jsonl(path), 1) if isinstance(r, dict) and r.get("id") == e["id"])
                 raise DataError(path, row, None, f"exemplar {e['id']!r} is test item {test[_content(e)]!r} under another "
                                                  f"id (same question and options): it would show the item with its "
                                                  f"answer in its own prompt; remove it from the exemplars")
+
+
+def is_user_source(spec: str | Path) -> bool:
+    """Whether a ``--tasks`` entry is a user task's question file or folder (a path) rather than a task, a competency
+    or ``all``: a ``Path``, or a name that exists, ends in .jsonl/.json, or holds a path separator."""
+    if isinstance(spec, Path):
+        return True
+    if spec == "all" or spec.startswith("competency:") or spec in TASK_BY_NAME or spec in COMPETENCY_TASKS:
+        return False
+    return Path(spec).exists() or spec.endswith(_FILE_SUFFIXES) or "/" in spec or os.sep in spec
+
+
+@dataclass
+class UserTasks:
+    """The user tasks of a run, read from their files: test items and exemplars by task, the files and their sha256."""
+
+    items: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    exemplars: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    test_files: list[tuple[Path, list[dict[str, str]]]] = field(default_factory=list)
+    dev_paths: dict[str, Path] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+    dev_files: dict[str, str] = field(default_factory=dict)
+
+
+def load_user_tasks(sources: Sequence[str | Path], shots: int, base: Path) -> UserTasks:
+    """Read each user task's source (a JSONL file, or a folder with test.jsonl and dev.jsonl); ``shots``: the largest
+    k of the run, whose exemplars come from the dev file (none there for k > 0 is an error, not a zero-shot run)."""
+    out = UserTasks()
+    for spec in sources:
+        src = Path(spec)
+        if not src.exists():
+            raise DataNotFoundError(f"--tasks {spec}: no such question file or folder (a user task is a JSONL file, "
+                                    "or a folder with test.jsonl and dev.jsonl)")
+        test, dev = (src / "test.jsonl", src / "dev.jsonl") if src.is_dir() else (src, None)
+        if not test.is_file():
+            raise DataError(test, None, None, "missing file: a user task's folder holds test.jsonl (and dev.jsonl)")
+        grouped = load_user_file(test)
+        for name in grouped:
+            if name in out.items:
+                raise DataError(test, None, "task", f"user task {name!r} is read from two --tasks paths")
+        out.items.update(grouped)
+        out.test_files.append((test, [r for rows in grouped.values() for r in rows]))
+        out.files[_rel(test, base)] = file_sha256(test)
+        if shots:
+            _user_exemplars(out, grouped, dev, shots, base)
+    return out
+
+
+def _user_exemplars(out: UserTasks, grouped: dict, dev: Path | None, shots: int, base: Path) -> None:
+    """A user source's dev rows, by task: at least ``shots`` for each of its tasks, none of another task."""
+    names = ", ".join(repr(n) for n in grouped)
+    if dev is None or not dev.is_file():
+        raise DataError(dev or out.test_files[-1][0], None, None,
+                        f"{shots}-shot needs dev rows of user task {names}: give a folder with test.jsonl and dev.jsonl "
+                        "(docs/evaluation.md), or run --shots 0")
+    rows = load_user_file(dev)
+    for name in rows:
+        if name not in grouped:
+            raise DataError(dev, None, "task", f"dev rows of user task {name!r}, which the test file beside it lacks")
+    for name in grouped:
+        have = rows.get(name, [])
+        if len(have) < shots:
+            raise DataError(dev, None, None, f"{shots}-shot needs {shots} dev rows of user task {name!r}; "
+                                             f"this file has {len(have)}")
+        out.exemplars[name], out.dev_paths[name] = have, dev
+    out.dev_files[_rel(dev, base)] = file_sha256(dev)
 
 
 def load_questions(
@@ -155,13 +235,17 @@ def load_questions(
     Task selection: ``tasks=None``/``["all"]`` means every task that has test data - tasks without a test file
     are skipped and listed in ``missing_tasks`` (a warning is issued; results then say ``complete: false``);
     a task named explicitly (or through its competency) without data is an error naming the missing file.
+    An entry that is a path names a user task's file or folder (:func:`load_user_tasks`); given alone, only user tasks run.
     """
-    implicit = not tasks or list(tasks) == ["all"]
-    wanted = resolve_tasks(tasks)
+    names = [t for t in tasks or () if not is_user_source(t)]
+    user_sources = [t for t in tasks or () if is_user_source(t)]
+    implicit = not names or names == ["all"]
+    wanted = resolve_tasks(names) if names or not user_sources else ()
     data_path = Path(data) if data is not None else default_data()
     if not data_path.exists():
         raise DataNotFoundError(f"--data {data_path}: no such dataset folder or JSONL file")
     need_dev = max(shots, default=0) > 0
+    user = load_user_tasks(user_sources, max(shots, default=0), data_path if data_path.is_dir() else data_path.parent)
     files: dict[str, str] = {}
     dev_files: dict[str, str] = {}
     items: dict[str, list[dict[str, str]]] = {}
@@ -194,6 +278,11 @@ def load_questions(
         # across runs of different --tasks into one output), so ids are checked over every test file of the folder
         reject_duplicate_ids(_folder_ids(data_path, items))
         dev_source = Path(fewshot_data) if fewshot_data is not None else data_path
+    if user.items:  # predictions are keyed by id: a user item must not share one with the question set's
+        reject_duplicate_ids(chain(_set_ids(data_path, items), user.test_files))
+        items.update(user.items)
+        files.update(user.files)
+        dev_files.update(user.dev_files)
     if missing:
         warnings.warn(f"no test data for task(s) {', '.join(missing)} in {data_path}; scoring the others", stacklevel=2)
     if not items:
@@ -206,32 +295,42 @@ def load_questions(
 
     exemplars: dict[str, list[dict[str, str]]] = {}
     if need_dev:
-        if _is_jsonl(dev_source):
-            grouped_dev = load_question_file(dev_source)
-            dev_files[_rel(dev_source, base)] = file_sha256(dev_source)
-            for t in items:
-                exemplars[t] = grouped_dev.get(t, [])
-        else:
-            for t in items:
-                path = split_file(dev_source, t, "dev")
-                exemplars[t] = load_split(dev_source, t, "dev")
-                dev_files[_rel(path, base)] = file_sha256(path)
-            reject_duplicate_ids((split_file(dev_source, t, "dev"), rows) for t, rows in exemplars.items())
-        k = max(shots)
-        short = {t: len(rows) for t, rows in exemplars.items() if len(rows) < k}
-        if short:
-            detail = ", ".join(f"{t}: {n}" for t, n in short.items())
-            raise DataError(dev_source, None, None, f"{k}-shot needs {k} dev rows per task; too few in {detail}")
-        test_ids = {it["id"] for rows in items.values() for it in rows}
-        for t, rows in exemplars.items():
-            leaked = [r["id"] for r in rows[:k] if r["id"] in test_ids]
-            if leaked:
-                raise DataError(dev_source, None, "id", f"dev exemplar(s) {leaked} of task {t!r} are also test items")
-        _refuse_copied_items(items, exemplars, k, dev_source)
+        exemplars = _exemplars(items, user, dev_source, base, max(shots), dev_files)
     return QuestionSet(
         str(data_path), items, exemplars, dict(sorted(files.items())), dict(sorted(dev_files.items())), missing, limit,
-        n_available,
+        n_available, tuple(user.items),
     )
+
+
+def _exemplars(items: dict[str, list[dict[str, str]]], user: UserTasks, dev_source: Path, base: Path, k: int,
+               dev_files: dict[str, str]) -> dict[str, list[dict[str, str]]]:
+    """Every task's dev rows for a run of up to ``k`` shots (the ten's from ``dev_source``, a user task's from its own
+    dev file), checked: at least ``k`` each, none of the first ``k`` a test item; the files read go into ``dev_files``."""
+    exemplars: dict[str, list[dict[str, str]]] = {}
+    ten = [t for t in items if t not in user.items]
+    if _is_jsonl(dev_source):
+        grouped_dev = load_question_file(dev_source)
+        dev_files[_rel(dev_source, base)] = file_sha256(dev_source)
+        for t in ten:
+            exemplars[t] = grouped_dev.get(t, [])
+    elif ten:
+        for t in ten:
+            path = split_file(dev_source, t, "dev")
+            exemplars[t] = load_split(dev_source, t, "dev")
+            dev_files[_rel(path, base)] = file_sha256(path)
+        reject_duplicate_ids((split_file(dev_source, t, "dev"), rows) for t, rows in exemplars.items())
+    exemplars.update(user.exemplars)
+    short = {t: len(rows) for t, rows in exemplars.items() if len(rows) < k}
+    if short:
+        detail = ", ".join(f"{t}: {n}" for t, n in short.items())
+        raise DataError(dev_source, None, None, f"{k}-shot needs {k} dev rows per task; too few in {detail}")
+    test_ids = {it["id"] for rows in items.values() for it in rows}
+    for t, rows in exemplars.items():
+        leaked = [r["id"] for r in rows[:k] if r["id"] in test_ids]
+        if leaked:
+            raise DataError(user.dev_paths.get(t, dev_source), None, "id", f"dev exemplar(s) {leaked} of task {t!r} are also test items")
+    _refuse_copied_items(items, exemplars, k, dev_source, user.dev_paths)
+    return exemplars
 
 
 def cache_dataset(

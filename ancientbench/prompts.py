@@ -1,6 +1,7 @@
 """The exact prompt templates (CMMLU / AC-EVAL style, as the AncientBench paper follows them), in one place.
 
-Zero-shot prompt for an item of task ``t`` (``{subject}`` is ``Task.display_zh`` from :mod:`ancientbench.tasks`)::
+Zero-shot prompt for an item of task ``t`` (``{subject}`` is ``Task.display_zh`` from :mod:`ancientbench.tasks`; a
+user task's name)::
 
     以下是关于{subject}的单项选择题，请直接给出正确答案的选项。\\n\\n
     题目：{question}\\nA. {A}\\nB. {B}\\nC. {C}\\nD. {D}\\n答案是：
@@ -48,7 +49,7 @@ import json
 from typing import Mapping, NamedTuple, Sequence
 
 from .errors import AncientBenchError
-from .tasks import LETTERS, get_task
+from .tasks import LETTERS, task_row
 
 
 class PromptError(AncientBenchError, ValueError):
@@ -103,8 +104,8 @@ def letter_prefix(letter_style: str) -> str:
 
 
 def instruction(task: str) -> str:
-    """The instruction line naming the task in Chinese, with its trailing blank line."""
-    return INSTRUCTION.format(subject=get_task(task).display_zh) + INSTRUCTION_SEPARATOR
+    """The instruction line naming the task in Chinese (a user task by its name), with its trailing blank line."""
+    return INSTRUCTION.format(subject=task_row(task).display_zh) + INSTRUCTION_SEPARATOR
 
 
 def format_question(item: Mapping[str, str]) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from .errors import AncientBenchError
-from .tasks import LETTERS, TASK_NAMES
+from .tasks import LETTERS, TASK_NAMES, user_task_problem
 
 # Every row of every config has exactly these string columns, in this order.
 FIELDS: tuple[str, ...] = (
@@ -48,8 +48,9 @@ class DataError(AncientBenchError, ValueError):
         super().__init__(f"{where}: {problem}")
 
 
-def validate_row(row: object, file: str | Path, line: int) -> dict[str, str]:
-    """Check one row against the schema and return it with the schema's columns only."""
+def validate_row(row: object, file: str | Path, line: int, *, user: bool = False) -> dict[str, str]:
+    """Check one row against the schema and return it with the schema's columns only. ``user``: a user task's file,
+    whose ``task`` must name a task outside the ten (:func:`ancientbench.tasks.user_task_problem`)."""
     if not isinstance(row, dict):
         raise DataError(file, line, None, f"expected a JSON object, got {type(row).__name__}")
     for field in FIELDS:
@@ -67,8 +68,11 @@ def validate_row(row: object, file: str | Path, line: int) -> dict[str, str]:
         if not visible(row[field]):
             raise DataError(file, line, field, f"{what}: nothing is left once format characters (zero-width spaces, "
                                                "joiners, byte-order marks), control characters and spaces are removed")
-    if row["task"] not in TASK_NAMES:
-        raise DataError(file, line, "task", f"unknown task {row['task']!r}; valid: {', '.join(TASK_NAMES)}")
+    if user and user_task_problem(row["task"]) is not None:
+        raise DataError(file, line, "task", user_task_problem(row["task"]))
+    if not user and row["task"] not in TASK_NAMES:
+        raise DataError(file, line, "task", f"unknown task {row['task']!r}; valid: {', '.join(TASK_NAMES)} "
+                                            "(a task of your own: pass its file to --tasks, docs/evaluation.md)")
     if row["answer"] not in LETTERS:
         raise DataError(file, line, "answer", f"answer must be one of A, B, C, D, got {row['answer']!r}")
     seen: dict[str, str] = {}
@@ -112,12 +116,13 @@ def no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
     return out
 
 
-def validate_rows(rows: Iterable[object], file: str | Path, *, task: str | None = None) -> list[dict[str, str]]:
+def validate_rows(rows: Iterable[object], file: str | Path, *, task: str | None = None,
+                  user: bool = False) -> list[dict[str, str]]:
     """Validate rows (in file order) and reject duplicate ids and, when ``task`` is given, rows of another task."""
     out: list[dict[str, str]] = []
     ids: dict[str, int] = {}
     for line, row in enumerate(rows, start=1):
-        item = validate_row(row, file, line)
+        item = validate_row(row, file, line, user=user)
         if task is not None and item["task"] != task:
             raise DataError(file, line, "task", f"row of task {item['task']!r} in the file of task {task!r}")
         if item["id"] in ids:
@@ -234,4 +239,16 @@ def load_question_file(path: str | Path) -> dict[str, list[dict[str, str]]]:
         rows = [it for it in items if it["task"] == t]
         if rows:
             grouped[t] = rows
+    return grouped
+
+
+def load_user_file(path: str | Path) -> dict[str, list[dict[str, str]]]:
+    """Read a user task's JSONL (rows of one or more tasks outside the ten, the shared schema), grouped by task in
+    file order; an empty file is an error."""
+    items = validate_rows(read_jsonl(path), path, user=True)
+    if not items:
+        raise DataError(path, None, None, "empty question file: no items of a user task")
+    grouped: dict[str, list[dict[str, str]]] = {}
+    for it in items:
+        grouped.setdefault(it["task"], []).append(it)
     return grouped

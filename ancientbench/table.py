@@ -17,6 +17,7 @@ from .tasks import (
     COMPETENCY_DISPLAY,
     TASK_NAMES,
     TASK_TO_COMPETENCY,
+    USER_TASK_NOTE,
     get_task,
 )
 
@@ -90,7 +91,11 @@ def results_table(results: Sequence[dict]) -> str:
         n = next(r["tasks"][t]["total"] for r in results if t in r["tasks"])
         rows2.append([f"{t} {get_task(t).display_zh}", TASK_TO_COMPETENCY[t], str(n),
                       *[_pct(r["tasks"][t]["accuracy"]) if t in r["tasks"] else "-" for r in results]])
-    notes = []
+    users = sorted({t for r in results for t in r.get("user_tasks", ())})
+    for t in users:  # after the ten, marked: outside the competency columns and the average above
+        n = next(r["tasks"][t]["total"] for r in results if t in r["tasks"])
+        rows2.append([t, "(user task)", str(n), *[_pct(r["tasks"][t]["accuracy"]) if t in r["tasks"] else "-" for r in results]])
+    notes = [f"note: {', '.join(users)}: {USER_TASK_NOTE}"] if users else []
     for (name, s), r in zip(labels, results):
         if not r["complete"]:
             notes.append(f"note: {name} {s}: not all ten tasks in full - 'Average' is not the paper's average")

@@ -20,8 +20,8 @@ class Task:
     name: str  # config name in the Hugging Face dataset
     display_zh: str  # Chinese display name, used in the prompt instruction
     display_en: str
-    competency: str  # one of COMPETENCIES
-    kind: str  # "generated" (ancientbench build recomputes it from open sources) or "curated" (team-written)
+    competency: str | None  # one of COMPETENCIES; None for a user task (outside every competency)
+    kind: str  # "generated" (ancientbench build recomputes it from open sources), "curated" (team-written) or "user"
     option_note: str  # what the four options are, for a blind examinee who sees only them (quality.probes)
     min_test: int | None = None  # minimum test-split size (issue 12); audit reports a smaller split
     # Bound on a blind examinee's options-only accuracy (the card's probe table): 35% for generated tasks (issue 12);
@@ -129,6 +129,39 @@ def get_task(name: str) -> Task:
         raise TaskError(f"unknown task {name!r}; valid tasks: {', '.join(TASK_NAMES)}") from None
 
 
+# A question file whose ``task`` is not one of the ten is a user task (``eval --tasks FILE``): scored like the ten,
+# reported on its own row, never in a competency, the average or micro accuracy (docs/evaluation.md, "Your own task").
+USER_KIND = "user"
+USER_TASK_NOTE = ("user task: not one of the ten AncientBench tasks; its own row, outside the competency means, "
+                  "the average and micro accuracy")
+
+
+def user_task_problem(name: object) -> str | None:
+    """Why ``name`` cannot name a user task (one of the ten, a competency, a --tasks keyword, blank), or None."""
+    if not isinstance(name, str) or not name.strip() or name != name.strip():
+        return f"a user task's name must be a non-empty string without outer spaces, got {name!r}"
+    if name in TASK_BY_NAME:
+        return (f"task {name!r} is one of the ten AncientBench tasks: a user task needs a name of its own (rename it); "
+                "rows of the ten belong in --data")
+    if name in COMPETENCY_TASKS or name == "all" or name.startswith("competency:"):
+        return f"task {name!r} is a competency or a --tasks keyword: a user task needs a name of its own (rename it)"
+    return None
+
+
+def user_task(name: str) -> Task:
+    """The row of a user task: its name as every display name (the prompt names it so), no competency, no bounds."""
+    problem = user_task_problem(name)
+    if problem is not None:
+        raise TaskError(problem)
+    return Task(name, name, name, None, USER_KIND, option_note="", options_probe_bound=None,
+                options_predictor_bound=None)
+
+
+def task_row(name: str) -> Task:
+    """The row of one of the ten, or of a user task (any other valid name; its items were checked when read)."""
+    return TASK_BY_NAME[name] if name in TASK_BY_NAME else user_task(name)
+
+
 def resolve_tasks(names: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
     """Expand a user's task list into task names, in registry order.
 
@@ -152,6 +185,7 @@ def resolve_tasks(names: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
         else:
             raise TaskError(
                 f"unknown task {n!r}; valid tasks: {', '.join(TASK_NAMES)}; competencies: "
-                f"{', '.join(COMPETENCIES)} (or competency:NAME)"
+                f"{', '.join(COMPETENCIES)} (or competency:NAME); a task of your own: the path of its question file "
+                f"or folder (docs/evaluation.md)"
             )
     return tuple(t for t in TASK_NAMES if t in wanted)

@@ -133,6 +133,10 @@ covered("question set", "a row of another task in a task's file", "error naming 
         "tests/test_schema.py::test_row_of_another_task_in_a_task_file")
 covered("question set", "an unknown `--tasks` name", "exit 2: `unknown task 'radicals'`",
         "tests/test_cli_errors.py::test_unknown_task_is_one_error_line")
+covered("question set", "a user task (`--tasks FILE`) named like one of the ten or a competency, with a bad row, "
+        "without dev rows for k > 0, reusing an id of the question set, or read from two paths",
+        "exit 2, one line naming the file, row and field (`ten.jsonl, row 1, field 'task': task 'radical' is one of the ten …`); nothing written",
+        "tests/test_user_task.py::test_refused_user_tasks_are_one_error_line_and_write_nothing")
 
 
 def _good_rows(n=2):

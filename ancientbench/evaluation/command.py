@@ -64,7 +64,9 @@ def add_arguments(parser) -> None:
                         help=f"generate mode: the answer's token budget (default {DEFAULT_MAX_NEW_TOKENS})")
     parser.add_argument("--log-samples", action="store_true",
                         help="add the full prompt (and in generate mode the raw answer) to each prediction record")
-    parser.add_argument("--tasks", nargs="+", default=None, help="task or competency names (default: all tasks with data)")
+    parser.add_argument("--tasks", nargs="+", default=None,
+                        help="task or competency names (default: all tasks with data), and the paths of your own tasks "
+                             "(a JSONL file, or a folder with test.jsonl and dev.jsonl: scored apart, outside the average)")
     parser.add_argument("--shots", nargs="+", type=int, default=[0, 5], help="numbers of few-shot exemplars (default: 0 5)")
     parser.add_argument("--batch-size", type=_batch_size_arg, default=8,
                         help="prompts per forward pass (default 8), or 'auto': start at 128 on a GPU/NPU (16 on CPU) "

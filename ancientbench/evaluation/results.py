@@ -99,6 +99,7 @@ def build_results(
         "competencies": agg["competencies"],
         "average": agg["average"],
         "micro_accuracy": agg["micro_accuracy"],
+        **{k: agg[k] for k in ("user_tasks", "user_task_note") if k in agg},  # user tasks: rows apart (aggregate)
         "answer_letters": from_predictions(records) if records else None,  # the not-answering flag (ancientbench.letters)
         "complete": bool(agg["complete"] and not limited),
         "packages": package_versions(),

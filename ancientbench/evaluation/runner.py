@@ -43,7 +43,7 @@ from ..backends.base import (
 from ..errors import AncientBenchError
 from ..fileio import atomic_write
 from ..prompts import build_mode_prompt, format_mode_exemplar
-from ..tasks import get_task
+from ..tasks import task_row
 from .layout import predictions_path, results_path
 from .lock import OutputLock, OutputLockedError
 from .requests import MODES
@@ -96,7 +96,7 @@ def score_task(
     ``on_batch(records)`` receives each finished batch's records (items too long for the context first);
     ``progress`` is anything with ``update(n)``.
     """
-    get_task(task)
+    task_row(task)  # one of the ten, or a user task's valid name
     shots, mode, style = settings.shots, settings.mode, settings.letter_style
     if len(exemplars) < shots:
         raise EvaluationError(f"task {task!r}: {shots}-shot needs {shots} dev exemplars, only {len(exemplars)} available")

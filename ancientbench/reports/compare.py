@@ -83,7 +83,11 @@ def compare(
     ra, rb = load_result(a_path), load_result(b_path)
     a_name = f"A ({display_name(ra.data)}, {ra.shots}-shot)"
     b_name = f"B ({display_name(rb.data)}, {rb.shots}-shot)"
-    ca, cb, task_of = pair_items(ra.predictions, rb.predictions, a_name, b_name, shared_only=shared_only)
+    ten_a, ten_b = ([p for p in r.predictions if p["task"] in TASK_BY_NAME] for r in (ra, rb))  # user tasks: not compared
+    if not ten_a or not ten_b:
+        raise ReportError(f"{ra.path if not ten_a else rb.path}: no items of the ten tasks to compare (user tasks stay "
+                          "outside the comparison, as outside every mean)")
+    ca, cb, task_of = pair_items(ten_a, ten_b, a_name, b_name, shared_only=shared_only)
     ids = list(ca)
     fa = aggregate([ca[i] for i in ids], [task_of[i] for i in ids])
     fb = aggregate([cb[i] for i in ids], [task_of[i] for i in ids])
@@ -109,7 +113,7 @@ def compare(
         "a": {"results_file": str(ra.path), "model": ra.data["model"]["name_or_path"], "shots": ra.shots},
         "b": {"results_file": str(rb.path), "model": rb.data["model"]["name_or_path"], "shots": rb.shots},
         "n_items": len(ids),
-        "items_dropped": {"a": len(ra.predictions) - len(ids), "b": len(rb.predictions) - len(ids)},
+        "items_dropped": {"a": len(ten_a) - len(ids), "b": len(ten_b) - len(ids)},
         "difference": "A - B",
         "tasks": tasks,
         "competencies": {

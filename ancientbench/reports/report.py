@@ -30,7 +30,7 @@ from ..argtypes import non_negative_int
 from ..fileio import disk_full, whole_folder
 from ..letters import describe, top_cell
 from ..table import render
-from ..tasks import COMPETENCIES, COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES
+from ..tasks import COMPETENCIES, COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES, USER_TASK_NOTE
 from .plots import radar_plot, task_bar_plot
 from .results import (
     ReportError,
@@ -142,12 +142,24 @@ def latex_escape(s: str) -> str:
     return "".join(repl.get(ch, ch) for ch in s)
 
 
-def _columns(kind: str) -> list[tuple[str, str, str]]:
-    """(key, Chinese header, English header) for a table kind: 'competency' or 'task'."""
+def _columns(kind: str, rows: list[Result] = ()) -> list[tuple[str, str, str]]:
+    """(key, Chinese header, English header) for a table kind: 'competency', 'task' or 'user' (the rows' user tasks)."""
+    if kind == "user":
+        return [(t, t, "(user task)") for t in user_tasks(rows)]
     if kind == "competency":
         cols = [(c, *COMPETENCY_DISPLAY[c]) for c in COMPETENCIES]
         return cols + [("average", "平均", "Average")]
     return [(t, TASK_BY_NAME[t].display_zh, TASK_BY_NAME[t].display_en) for t in TASK_NAMES]
+
+
+def user_tasks(rows: list[Result]) -> list[str]:
+    """The user tasks any of the rows scored (own table, outside every mean: ``tasks.USER_TASK_NOTE``)."""
+    return sorted({t for r in rows for t in r.figures.get("user_tasks", ())})
+
+
+def ten_tasks(r: Result) -> list[dict]:
+    """The row's predictions of the ten tasks: calibration, like the means, leaves user tasks out."""
+    return [p for p in r.predictions if p["task"] in TASK_BY_NAME]
 
 
 def sort_rows(results: list[Result]) -> list[Result]:
@@ -159,7 +171,7 @@ def sort_rows(results: list[Result]) -> list[Result]:
 
 def table_rows(rows: list[Result], kind: str) -> tuple[list[tuple[str, str]], list[dict]]:
     """Cells of one table: for every row and column the value text, its interval text, and bold or not."""
-    cols = _columns(kind)
+    cols = _columns(kind, rows)
     best: dict[str, str] = {}
     for key, _, _ in cols:
         shown = [pct(figure(r, kind, key)[0]) for r in rows if not r.is_human and figure(r, kind, key)[0] is not None]
@@ -221,7 +233,7 @@ def once_per_row(results: list[Result]) -> list[Result]:
 
 def latex_table(rows: list[Result], kind: str, caption: str, tag: str) -> str:
     headers, body = table_rows(rows, kind)
-    cols = _columns(kind)
+    cols = _columns(kind, rows)
     lines = [
         r"\begin{table}[t]",
         r"\centering",
@@ -379,6 +391,8 @@ def _write_report(results: list[Result], out: Path, final: Path, *, n_resamples:
         incomplete |= any(not r.figures["complete"] for r in rows)
         title = setting_title(k)
         md += [f"## {title[0].upper() + title[1:]}", "", "### Competencies", "", markdown_table(rows, "competency"), "", "### Tasks", "", markdown_table(rows, "task"), ""]
+        if user_tasks(rows):
+            md += ["### User tasks", "", f"{', '.join(user_tasks(rows))}: {USER_TASK_NOTE}.", "", markdown_table(rows, "user"), ""]
         if any(not r.data.get("complete", r.figures["complete"]) for r in rows):
             md += [INCOMPLETE_NOTE, ""]
         if fixed and k != settings[0]:
@@ -390,9 +404,12 @@ def _write_report(results: list[Result], out: Path, final: Path, *, n_resamples:
                    "share to 100%, `ancientbench.letters`):", "", *flagged, ""]
         tex += [latex_table(rows, "competency", f"AncientBench {title}: accuracy (\\%) per competency, 95\\% bootstrap interval.", f"ancientbench-{k}shot"), ""]
         tex += [latex_table(rows, "task", f"AncientBench {title}: accuracy (\\%) per task, 95\\% bootstrap interval.", f"ancientbench-{k}shot-tasks"), ""]
+        if user_tasks(rows):
+            tex += [latex_table(rows, "user", f"User tasks, {title}: accuracy (\\%), 95\\% bootstrap interval; outside "
+                                              "the competency means and the average.", f"ancientbench-{k}shot-user"), ""]
         calib_rows = []
         for r in rows:
-            cal = calibration.calibration(r.predictions, bins=bins)
+            cal = calibration.calibration(ten_tasks(r), bins=bins)
             if cal is not None:
                 calib_rows.append((r, cal))
         setting_summary = {
@@ -432,10 +449,12 @@ def _write_report(results: list[Result], out: Path, final: Path, *, n_resamples:
             if calib_rows:
                 rel = out / f"reliability_{k}shot.png"
                 with disk_full(final / rel.name):
-                    calibration.reliability_plot([(r.label, r.predictions) for r, _ in calib_rows], rel, bins=bins,
+                    calibration.reliability_plot([(r.label, ten_tasks(r)) for r, _ in calib_rows], rel, bins=bins,
                                                  title=f"Reliability, {'zero-shot' if k == 0 else f'{k}-shot'}")
                 md += [f"![reliability, {title}]({rel.name})", ""]
                 summary["files"].append(rel.name)
+        if user_tasks(rows):
+            setting_summary["user_tasks"] = {"tasks": user_tasks(rows), "note": USER_TASK_NOTE}
         summary["settings"][str(k)] = setting_summary
     if circ:
         md += [

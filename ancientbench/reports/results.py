@@ -18,7 +18,7 @@ from ..errors import AncientBenchError
 from ..evaluation.layout import RESULTS_GLOB, predictions_path
 from ..letters import from_predictions
 from ..schema import not_utf8
-from ..tasks import LETTERS, TASK_BY_NAME
+from ..tasks import LETTERS, TASK_BY_NAME, user_task_problem
 
 HUMAN_NAME = "Human"
 
@@ -127,7 +127,7 @@ def read_predictions(path: Path) -> list[dict]:
             for f in ("id", "task", "gold", "pred"):
                 if f not in row:
                     raise ReportError(f"{path}, line {line_no}, field {f!r}: missing")
-            if row["task"] not in TASK_BY_NAME:
+            if row["task"] not in TASK_BY_NAME and user_task_problem(row["task"]) is not None:  # a user task's row passes
                 raise ReportError(f"{path}, line {line_no}, field 'task': unknown task {row['task']!r}")
             if row["gold"] not in LETTERS:
                 raise ReportError(f"{path}, line {line_no}, field 'gold': {row['gold']!r} is not one of A-D")

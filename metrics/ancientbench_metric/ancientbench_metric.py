@@ -32,6 +32,8 @@ COMPETENCIES = ("glyph", "pronunciation", "meaning", "context")
 DEFAULT_BOOTSTRAP_SEED = 1234
 DEFAULT_BOOTSTRAP_RESAMPLES = 10_000
 DEFAULT_CONFIDENCE = 0.95
+USER_TASK_NOTE = ("user task: not one of the ten AncientBench tasks; its own row, outside the competency means, "
+                  "the average and micro accuracy")
 
 _CITATION = """\
 @misc{zhou2025ancientbench,
@@ -67,6 +69,9 @@ Args:
     n_resamples (`int`, default 10000): bootstrap resamples; 0 turns the intervals off.
     confidence (`float`, default 0.95): confidence level of the intervals.
     seed (`int`, default 1234): seed of the bootstrap, so the intervals are reproducible.
+    user_tasks (`list` of `str`, optional): names of tasks of your own that `tasks` may hold besides the ten
+        (not one of the ten, nor a competency). Each gets its own row in `tasks` (`competency` None,
+        `user_task` True), outside the competencies, `average`, `micro_accuracy` and `n`.
 
 Returns:
     tasks (`dict`): per task, `accuracy`, `correct`, `total` and `competency`.
@@ -74,8 +79,10 @@ Returns:
         in the input are left out).
     average (`float`): mean of the competency scores, the paper's headline figure.
     micro_accuracy (`float`): correct items / all items.
-    n (`int`): number of items. complete (`bool`): whether all ten tasks were scored (only then is
-        `average` the paper's average).
+    n (`int`): number of items of the ten tasks. complete (`bool`): whether all ten tasks were scored (only
+        then is `average` the paper's average).
+    user_tasks (`list`), user_task_note (`str`): the user tasks scored and what their rows mean (only when
+        there are some).
     ci (`dict`): `[low, high]` intervals with the same keys (`tasks`, `competencies`, `average`,
         `micro_accuracy`) plus `confidence`, `n_resamples`, `seed` and `method`; absent when
         n_resamples is 0.
@@ -107,15 +114,22 @@ def aggregate(correct, tasks):
         accs = [row["accuracy"] for t, row in per_task.items() if TASK_TO_COMPETENCY[t] == comp]
         if accs:
             competencies[comp] = sum(accs) / len(accs)
-    n = sum(c[1] for c in counts.values())
-    return {
+    n = sum(counts[t][1] for t in per_task)
+    out = {
         "tasks": per_task,
         "competencies": competencies,
         "average": sum(competencies.values()) / len(competencies) if competencies else None,
-        "micro_accuracy": sum(c[0] for c in counts.values()) / n if n else None,
+        "micro_accuracy": sum(counts[t][0] for t in per_task) / n if n else None,
         "n": n,
         "complete": len(per_task) == len(TASK_NAMES),
     }
+    users = sorted(t for t in counts if t not in TASK_TO_COMPETENCY)  # user tasks: own rows, in no figure above
+    if users:
+        for t in users:
+            per_task[t] = {"accuracy": counts[t][0] / counts[t][1], "correct": counts[t][0], "total": counts[t][1],
+                           "competency": None, "user_task": True}
+        out["user_tasks"], out["user_task_note"] = users, USER_TASK_NOTE
+    return out
 
 
 def bootstrap_ci(correct, tasks, n_resamples, confidence, seed):
@@ -129,7 +143,7 @@ def bootstrap_ci(correct, tasks, n_resamples, confidence, seed):
         acc[t] = hits[t] / row["total"]
     comp = {}
     for c in point["competencies"]:
-        comp[c] = np.mean([acc[t] for t in acc if TASK_TO_COMPETENCY[t] == c], axis=0)
+        comp[c] = np.mean([acc[t] for t in acc if TASK_TO_COMPETENCY.get(t) == c], axis=0)
     alpha = (1.0 - confidence) / 2.0
 
     def interval(samples):
@@ -141,7 +155,7 @@ def bootstrap_ci(correct, tasks, n_resamples, confidence, seed):
         "tasks": {t: interval(a) for t, a in acc.items()},
         "competencies": {c: interval(s) for c, s in comp.items()},
         "average": interval(np.mean(list(comp.values()), axis=0)) if comp else None,
-        "micro_accuracy": interval(np.sum(list(hits.values()), axis=0) / n) if n else None,
+        "micro_accuracy": interval(np.sum([hits[t] for t in hits if t in TASK_TO_COMPETENCY], axis=0) / n) if n else None,
         "confidence": confidence,
         "n_resamples": n_resamples,
         "seed": seed,
@@ -163,7 +177,22 @@ def _as_letter(value, column, position, allow_empty):
     )
 
 
-def _checked(predictions, references, tasks):
+def _user_tasks(user_tasks):
+    """The ``user_tasks`` option as a set of names; a name of the ten or of a competency is refused."""
+    if user_tasks is None:
+        return set()
+    if isinstance(user_tasks, (str, bytes)) or not hasattr(user_tasks, "__iter__"):
+        raise ValueError(f"user_tasks must be a list of task names, got {type(user_tasks).__name__}")
+    names = set(user_tasks)
+    for name in sorted(names, key=str):
+        if not isinstance(name, str) or not name.strip() or name != name.strip():
+            raise ValueError(f"user_tasks: a user task's name must be a non-empty string without outer spaces, got {name!r}")
+        if name in TASK_TO_COMPETENCY or name in COMPETENCIES or name == "all" or name.startswith("competency:"):
+            raise ValueError(f"user_tasks: {name!r} is one of the ten tasks or a competency: a user task needs a name of its own")
+    return names
+
+
+def _checked(predictions, references, tasks, user_tasks=None):
     """Validate a whole batch before evaluate stores any of it; labels come back as letters."""
     columns = {"predictions": predictions, "references": references, "tasks": tasks}
     for name, col in columns.items():
@@ -175,9 +204,11 @@ def _checked(predictions, references, tasks):
         raise ValueError(
             f"length mismatch: {len(predictions)} predictions, {len(references)} references, {len(tasks)} tasks"
         )
+    users = _user_tasks(user_tasks)
     for i, task in enumerate(tasks):
-        if task not in TASK_TO_COMPETENCY:
-            raise ValueError(f"tasks[{i}]: unknown task {task!r}; valid tasks: {', '.join(TASK_NAMES)}")
+        if task not in TASK_TO_COMPETENCY and task not in users:
+            raise ValueError(f"tasks[{i}]: unknown task {task!r}; valid tasks: {', '.join(TASK_NAMES)} "
+                             "(a task of your own: name it in user_tasks=[...])")
     pred = [_as_letter(p, "predictions", i, allow_empty=True) for i, p in enumerate(predictions)]
     gold = [_as_letter(r, "references", i, allow_empty=False) for i, r in enumerate(references)]
     return pred, gold, list(tasks)
@@ -200,16 +231,24 @@ class AncientbenchMetric(evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2512.17756"],
         )
 
-    def add_batch(self, *, predictions=None, references=None, tasks=None, **kwargs):
+    def _known_users(self, user_tasks=None):
+        """User tasks named so far (by add/add_batch or this compute) together with ``user_tasks``, checked."""
+        return getattr(self, "_users", set()) | _user_tasks(user_tasks)
+
+    def add_batch(self, *, predictions=None, references=None, tasks=None, user_tasks=None, **kwargs):
         """Add a batch of (prediction, reference, task) rows; every row is checked first."""
-        pred, gold, tasks = _checked(predictions, references, tasks)
+        users = self._known_users(user_tasks)
+        pred, gold, tasks = _checked(predictions, references, tasks, users)
+        self._users = users
         out = super().add_batch(predictions=pred, references=gold, tasks=tasks, **kwargs)
         self._pending = getattr(self, "_pending", 0) + len(pred)
         return out
 
-    def add(self, *, prediction=None, reference=None, task=None, **kwargs):
+    def add(self, *, prediction=None, reference=None, task=None, user_tasks=None, **kwargs):
         """Add one (prediction, reference, task) row, checked first."""
-        pred, gold, tasks = _checked([prediction], [reference], [task])
+        users = self._known_users(user_tasks)
+        pred, gold, tasks = _checked([prediction], [reference], [task], users)
+        self._users = users
         out = super().add(prediction=pred[0], reference=gold[0], tasks=tasks[0], **kwargs)
         self._pending = getattr(self, "_pending", 0) + 1
         return out
@@ -219,11 +258,14 @@ class AncientbenchMetric(evaluate.Metric):
 """
         options = {k: kwargs.pop(k) for k in ("n_resamples", "confidence", "seed") if k in kwargs}
         _check_options(**options)
+        users = self._known_users(kwargs.pop("user_tasks", None))
+        options["user_tasks"] = sorted(users)
         if predictions is None and references is None and kwargs.get("tasks") is None:
             if not getattr(self, "_pending", 0):
                 raise ValueError("no items to score: pass predictions, references and tasks, or add_batch() first")
             return self._compute_and_reset(**options, **kwargs)
-        pred, gold, tasks = _checked(predictions, references, kwargs.pop("tasks", None))
+        pred, gold, tasks = _checked(predictions, references, kwargs.pop("tasks", None), users)
+        self._users = users  # evaluate's compute calls add_batch with these rows
         if not pred and not getattr(self, "_pending", 0):
             raise ValueError("no items to score: predictions, references and tasks are empty")
         return self._compute_and_reset(predictions=pred, references=gold, tasks=tasks, **options, **kwargs)
@@ -232,7 +274,7 @@ class AncientbenchMetric(evaluate.Metric):
         try:
             return super().compute(**kwargs)  # evaluate's compute calls add_batch, which counts rows again
         finally:
-            self._pending = 0
+            self._pending, self._users = 0, set()
 
     def _compute(
         self,
@@ -242,8 +284,9 @@ class AncientbenchMetric(evaluate.Metric):
         n_resamples=DEFAULT_BOOTSTRAP_RESAMPLES,
         confidence=DEFAULT_CONFIDENCE,
         seed=DEFAULT_BOOTSTRAP_SEED,
+        user_tasks=None,
     ):
-        predictions, references, tasks = _checked(predictions, references, tasks)  # also when called directly
+        predictions, references, tasks = _checked(predictions, references, tasks, user_tasks)  # also when called directly
         if not predictions:
             raise ValueError("no items to score: predictions, references and tasks are empty")
         correct = [p != "" and p == g for p, g in zip(predictions, references)]
