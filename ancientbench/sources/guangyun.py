@@ -120,6 +120,7 @@ class Guangyun:
         for r in self.entries:
             self._by_char.setdefault(r.char, []).append(r)
             self._by_xiaoyun.setdefault(r.xiaoyun, []).append(r)
+        self._forms: dict[str, frozenset[str]] = {}  # forms_of, memoised: the glyph builders ask millions of times
 
     @property
     def source_label(self) -> str:
@@ -156,6 +157,11 @@ class Guangyun:
         """The characters the book gives ``char`` as a form of: an entry glossed 上同 / 同上 / 古文 / 籀文 / 俗 /
         亦作 … is a written form of the entry before it in its 小韻 (and, through 上同 chains, of the first one):
         飌 古文 after 風."""
+        if char not in self._forms:
+            self._forms[char] = self._forms_of(char)
+        return self._forms[char]
+
+    def _forms_of(self, char: str) -> frozenset[str]:
         out: set[str] = set()
         for r in self.readings(char):
             members = self._by_xiaoyun[r.xiaoyun]
