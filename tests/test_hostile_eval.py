@@ -123,14 +123,14 @@ def test_n8_suite_output_of_the_wrong_type_is_one_line(tmp_path, capsys):
 def test_n9_server_keys_on_an_in_process_backend_are_refused_in_a_suite(tmp_path, capsys, key, value):
     """N9: a server key on an hf entry is refused with the command line's message (in the suite's words);
     the same key in ``defaults`` (meant for the server entries) does not make the hf entry fail."""
-    from ancientbench.evaluation.command import SERVER_FLAGS
+    from ancientbench.evaluation.command import backend_options
     from ancientbench.suites import load_suite
 
     suite = _suite(tmp_path / "s.yaml", {"output": str(tmp_path / "o"), "models": [{"model": "m", key: value}]})
     assert _cli("run", suite, "--list") == 2
     line = _one_error_line(capsys.readouterr().err)
     assert f"{suite}, models[1]: {key}: not used by backend hf" in line
-    flag = SERVER_FLAGS.get(key, "--backend-option")
+    flag = next(opt.flag.flag for opt, _ in backend_options().values() if opt.suite_key == key)
     assert _cli("eval", "--model", "m", flag, f"k={value}" if key == "backend_options" else str(value)) == 2
     cli_line = _one_error_line(capsys.readouterr().err)
     assert line.partition(": not used by")[2].split(";")[-1] == cli_line.partition(": not used by")[2].split(";")[-1]
@@ -192,10 +192,11 @@ def test_n6_a_null_logprob_is_an_item_error_naming_the_server(tmp_path, capsys, 
 def test_n7_a_boolean_or_positive_logprob_is_an_item_error(tmp_path, value):
     """N7: ``true`` (not 1.0) and a positive log-probability (a probability above 1) are item errors naming the
     server, never a score."""
-    from ancientbench.backends import BackendConfig, LetterRequest, Prompt, load_backend
+    from ancientbench.backends import LetterRequest, Prompt, load_backend
+    from ancientbench.backends.openai import OpenAIConfig
 
     with _server(lambda text, chat: [("A", value), *CANDIDATES[1:]]) as server:
-        backend = load_backend("openai", BackendConfig(model="m", base_url=server.base_url))
+        backend = load_backend("openai", OpenAIConfig(model="m", base_url=server.base_url))
         for chat in (False, True):
             [r] = backend.letter_logprobs([LetterRequest(Prompt("題目：", "答案是：", chat), LETTERS)])
             assert r.logprobs is None and server.base_url in r.error and repr(value) in r.error, r

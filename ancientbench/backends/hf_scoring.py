@@ -45,6 +45,7 @@ How a prompt is scored:
 from __future__ import annotations
 
 import copy
+import gc
 import inspect
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
@@ -208,7 +209,7 @@ class Runner:
     """Runs batches through the model: from scratch, or against a cached shared prefix."""
 
     def __init__(self, model, pad_id: int, letter_ids: dict[str, int]):
-        import torch
+        import torch  # lazy: torch costs seconds to import; only a model run needs it
 
         self.torch = torch
         self.model = model
@@ -278,16 +279,14 @@ class Runner:
 
 
 def _is_oom(err: BaseException) -> bool:
-    import torch
+    import torch  # lazy: torch costs seconds to import; only a model run needs it
 
     oom_types = tuple(t for t in (getattr(torch, "OutOfMemoryError", None),) if t is not None)
     return isinstance(err, oom_types) or "out of memory" in str(err).lower()
 
 
 def _free_memory() -> None:
-    import gc
-
-    import torch
+    import torch  # lazy: torch costs seconds to import; only a model run needs it
 
     gc.collect()
     for backend in ("cuda", "npu", "mps"):
@@ -406,7 +405,7 @@ def score_encoded(
     on_batch: Callable[[list[int], list[list[float]]], None] | None = None,
 ) -> tuple[list[list[float] | None], int, int]:
     """Scores per item, the number of items scored against a cached prefix, and the batch size reached."""
-    import torch
+    import torch  # lazy: torch costs seconds to import; only a model run needs it
 
     requested = check_batch_size(batch_size)
     results: list[list[float] | None] = [None] * len(encs)

@@ -17,6 +17,8 @@ import time
 import warnings
 from pathlib import Path
 
+from filelock import FileLock, Timeout
+
 from ..errors import AncientBenchError
 from ..fileio import atomic_write
 
@@ -39,8 +41,6 @@ class OutputLock:
     """``with OutputLock(folder):`` - fail at once (no waiting) when another run holds the folder."""
 
     def __init__(self, folder: str | Path):
-        from filelock import FileLock
-
         self.folder = Path(folder)
         self.info_path = self.folder / INFO_NAME
         self._lock = FileLock(str(self.folder / LOCK_NAME), timeout=0)
@@ -54,8 +54,6 @@ class OutputLock:
 
     def _take_now(self) -> None:
         """Take the lock without waiting, or raise :class:`OutputLockedError` naming the run that holds it."""
-        from filelock import Timeout
-
         try:
             self._lock.acquire(timeout=0)
         except Timeout:

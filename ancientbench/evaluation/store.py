@@ -12,13 +12,15 @@ import warnings
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from ..backends.base import ORIGINAL_BACKEND
 from ..errors import AncientBenchError
 from ..fileio import append_whole, atomic_write
 from ..schema import FIELDS
 from .layout import RESULTS_FORMAT, part_path, results_path, sidecar_path
 
 # fingerprint keys a sidecar written before backends and modes existed lacks: it was made with these
-FINGERPRINT_DEFAULTS = {"backend": "hf", "mode": "letter"}
+FINGERPRINT_DEFAULTS = {"backend": ORIGINAL_BACKEND, "mode": "letter"}
+
 
 class ResumeError(AncientBenchError, RuntimeError):
     """Stored predictions that cannot be read back (a corrupt line or sidecar, a file without its sidecar)."""
@@ -43,7 +45,7 @@ def fewshot_sha256(exemplars: Sequence[Mapping[str, str]], shots: int) -> str:
     return _rows_sha256([shots, [[e.get(f, "") for f in FIELDS] for e in list(exemplars)[:shots]]])
 
 
-def _matches(record: dict | None, expected: tuple[str, str] | None) -> bool:
+def matches(record: dict | None, expected: tuple[str, str] | None) -> bool:
     """Whether a stored record was made for exactly this item and exemplar set (records without hashes never are)
     and is well-formed enough to be reported (:func:`well_formed`)."""
     return (record is not None and expected is not None
@@ -134,7 +136,7 @@ class PredictionStore:
         for path in files:
             for rec in self._read(path):
                 key = expected.get(rec["id"])
-                if _matches(done.get(rec["id"]), key) and not _matches(rec, key):
+                if matches(done.get(rec["id"]), key) and not matches(rec, key):
                     continue
                 done[rec["id"]] = rec
         return done
