@@ -88,7 +88,7 @@ class Cell:
     backend: str
     mode: str
     shots: int
-    options: dict = field(default_factory=dict, hash=False, compare=False)  # EVAL_KEYS and SERVER_KEYS given
+    options: dict = field(default_factory=dict, hash=False, compare=False)  # EVAL_KEYS and backend keys given
 
     @property
     def key(self) -> str:

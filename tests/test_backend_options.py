@@ -42,13 +42,12 @@ class WidgetBackend(Backend):
 
 
 @pytest.fixture
-def widget(monkeypatch):
+def widget():
     """A plugin backend with an option of its own, registered for this test only."""
-    monkeypatch.setattr(base, "BACKENDS", dict(base.BACKENDS))
-    monkeypatch.setattr(base, "BACKEND_HELP", dict(base.BACKEND_HELP))
-    monkeypatch.setattr(base, "_loaded", dict(base._loaded))
     register_backend("widget", WidgetBackend, help="a test backend")
-    return WidgetBackend
+    yield WidgetBackend
+    for table in (base.BACKENDS, base.BACKEND_HELP, base._loaded):  # the registry as it was
+        table.pop("widget", None)
 
 
 def test_a_typed_config_refuses_an_unknown_key_naming_key_and_backend():
@@ -184,3 +183,11 @@ def test_table_knows_no_backends():
     tree = ast.parse((PACKAGE / "table.py").read_text(encoding="utf-8"))
     mods = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert not any("backends" in m for m in mods)
+
+
+def test_the_suite_keys_in_the_docs_are_the_declared_ones():
+    from ancientbench.evaluation.command import backend_options
+
+    text = (PACKAGE.parent / "docs" / "backends.md").read_text(encoding="utf-8")
+    missing = [opt.suite_key for opt, _ in backend_options().values() if f"`{opt.suite_key}`" not in text]
+    assert not missing, f"docs/backends.md does not list the suite keys {missing}"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support import REPO_ROOT, read_jsonl
+from support import REPO_ROOT, logged_warning, read_jsonl
 
 from ancientbench.schema import write_jsonl
 
@@ -203,7 +203,7 @@ def test_n7_a_boolean_or_positive_logprob_is_an_item_error(tmp_path, value):
         backend.close()
 
 
-def test_n19_items_that_errored_are_retried_on_the_next_run(tmp_path, capsys, fixture_data):
+def test_n19_items_that_errored_are_retried_on_the_next_run(tmp_path, capsys, fixture_data, caplog):
     """N19: items a broken server gave no answer for are scored again by the same command once it is fixed,
     and the run says how many; the answers already paid for are not asked again."""
     out = tmp_path / "o"
@@ -213,7 +213,7 @@ def test_n19_items_that_errored_are_retried_on_the_next_run(tmp_path, capsys, fi
         assert "the backend gave no answer for 2 item(s); counted wrong" in first.out
         assert "run the same command again to retry them" in first.out
         asked = len(server.requests)
-        with pytest.warns(UserWarning, match=r"retrying 2 item\(s\) the backend gave no answer for"):
+        with logged_warning(caplog, r"retrying 2 item\(s\) the backend gave no answer for"):
             assert _cli(*_api_args(server, fixture_data, out)) == 0
         assert len(server.requests) == asked + 2  # only the two errored items
         assert "no answer" not in capsys.readouterr().out
@@ -227,7 +227,7 @@ def test_n19_items_that_errored_are_retried_on_the_next_run(tmp_path, capsys, fi
 
 
 @pytest.mark.parametrize("edit", ["gold=pred", "pred=gold", "ppl pred=gold"])
-def test_n5_hand_edited_gold_or_pred_is_never_reused(tmp_path, fixture_data, edit):
+def test_n5_hand_edited_gold_or_pred_is_never_reused(tmp_path, fixture_data, edit, caplog):
     """N5: a stored record whose ``gold`` is not its item's answer, or whose ``pred`` is not what its stored
     log-probabilities give, is never reused: a warning names it and the item is scored again."""
     from ancientbench.evaluation import evaluate_model
@@ -246,7 +246,7 @@ def test_n5_hand_edited_gold_or_pred_is_never_reused(tmp_path, fixture_data, edi
         else:
             r["pred"] = r["gold"]
     path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
-    with pytest.warns(UserWarning, match=f"{len(wrong)} stored prediction.*disagree"):
+    with logged_warning(caplog, f"{len(wrong)} stored prediction.*disagree"):
         again = evaluate_model("tiny-random", **kw)[0]
     assert (again["tasks"], again["average"]) == (first["tasks"], first["average"])
     assert again["timing"]["items_resumed"] + again["timing"]["items_scored"] == len(recs)

@@ -64,6 +64,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Sequence
 
 from ..errors import AncientBenchError
+from ..prompts import letter_prefix
+from ..tasks import LETTERS
 from .options import BackendConfig, OptionError, make_config, unused_options
 
 log = logging.getLogger(__name__)
@@ -102,6 +104,12 @@ class Prompt:
         """The prompt of :class:`~ancientbench.prompts.PromptParts` (a Prompt has their ``prefix``, ``suffix`` and
         ``text`` itself, so backends pass it on as it is, never back to parts)."""
         return cls(parts.prefix, parts.suffix, chat)
+
+
+def letter_continuations(letter_style: str) -> tuple[str, ...]:
+    """The letters A-D as written after the prompt in ``letter_style`` (``"A"`` bare, ``" A"`` space): a
+    :class:`LetterRequest`'s ``continuations``, which backends score as they are."""
+    return tuple(letter_prefix(letter_style) + x for x in LETTERS)
 
 
 @dataclass(frozen=True)
@@ -362,7 +370,7 @@ def backend_config(name: str, model: str, values: dict) -> BackendConfig:
 
 __all__ = [
     "BACKENDS", "BACKEND_HELP", "MODES", "Backend", "BackendConfig", "BackendError", "OptionError",
-    "backend_config", "backend_for", "registered_backends", "GenerateRequest",
+    "backend_config", "backend_for", "letter_continuations", "registered_backends", "GenerateRequest",
     "GenerateResult", "LetterRequest", "LetterResult", "LoglikelihoodRequest", "LoglikelihoodResult", "OnDone",
     "DEFAULT_BACKEND", "ORIGINAL_BACKEND", "Prompt", "UnsupportedModeError", "get_backend", "load_backend", "register_backend",
     "non_default_backend", "results_family",

@@ -24,8 +24,7 @@ from typing import Sequence
 
 from .. import models
 from ..models import load_model, model_info, prepare_tokenizer
-from ..prompts import LETTER_STYLES, chat_wrap
-from ..tasks import LETTERS
+from ..prompts import chat_wrap
 from .base import (
     Backend,
     BackendError,
@@ -229,14 +228,13 @@ class HFBackend(Backend):
         if not requests:
             return []
         conts = {r.continuations for r in requests}
-        style = next((s for s, pre in LETTER_STYLES.items() if conts == {tuple(pre + x for x in LETTERS)}), None)
-        if style is None:
-            raise BackendError(f"the hf backend scores the letters A-D bare or after a space, not {sorted(conts)}")
+        if len(conts) > 1:
+            raise BackendError(f"the hf backend scores one set of letter continuations per call, not {sorted(conts)}")
         chat = self._one_chat_flag(requests)
         parts = [self._render(r.prompt) for r in requests]
         full = self._encode_texts([p.text for p in parts], not chat)
         names = [r.name or f"prompt #{i}" for i, r in enumerate(requests)]
-        encs, letter_ids = encode(self.tokenizer, parts, style, not chat, full=full, names=names)
+        encs, letter_ids = encode(self.tokenizer, parts, next(iter(conts)), not chat, full=full, names=names)
         results: list[LetterResult | None] = [None] * len(requests)
 
         def sink(chunk: list[int], rows: list[list[float]]) -> None:

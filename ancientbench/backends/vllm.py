@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..models import local_model_path, weights_sha256
-from ..prompts import LETTER_STYLES, PromptParts, chat_wrap
+from ..prompts import PromptParts, chat_wrap
 from ..tasks import LETTERS
 from .base import (
     Backend,
@@ -164,13 +164,12 @@ class VLLMBackend(Backend):
         if not requests:
             return []
         conts = {r.continuations for r in requests}
-        style = next((s for s, pre in LETTER_STYLES.items() if conts == {tuple(pre + x for x in LETTERS)}), None)
-        if style is None or len({r.prompt.chat for r in requests}) > 1:
-            raise BackendError("the vllm backend scores the letters A-D, bare or after a space, one chat flag per call")
+        if len(conts) > 1 or len({r.prompt.chat for r in requests}) > 1:
+            raise BackendError("the vllm backend scores one set of letter continuations and one chat flag per call")
         chat = requests[0].prompt.chat
         parts = [PromptParts("", self._text(r.prompt)) for r in requests]
         full = self._ids([r.prompt for r in requests])
-        encs, letter_ids = encode(self.tokenizer, parts, style, not chat, full=full,
+        encs, letter_ids = encode(self.tokenizer, parts, next(iter(conts)), not chat, full=full,
                                    names=[r.name or f"prompt #{i}" for i, r in enumerate(requests)])
         self._letter_ids = letter_ids
         seqs = [(e.ids + [letter_ids[x]], 1) for e in encs for x in LETTERS]

@@ -10,17 +10,19 @@ killed run is never held: the next run takes it over and warns, naming the dead 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import sys
 import time
-import warnings
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
 from ..errors import AncientBenchError
 from ..fileio import atomic_write
+
+log = logging.getLogger(__name__)
 
 LOCK_NAME = ".ancientbench.lock"
 INFO_NAME = ".ancientbench.lock.json"
@@ -67,8 +69,7 @@ class OutputLock:
         self._take_now()
         stale = self._read_info()  # details left behind by a run that ended without releasing (killed)
         if stale and stale.get("pid") != os.getpid():
-            warnings.warn(f"{self.folder}: taking over a stale lock left by a run that is gone ({_describe(stale)})",
-                          UserWarning, stacklevel=2)
+            log.warning(f"{self.folder}: taking over a stale lock left by a run that is gone ({_describe(stale)})")
         info = {"pid": os.getpid(), "host": socket.gethostname(),
                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": " ".join(sys.argv)}
         atomic_write(self.info_path, json.dumps(info, ensure_ascii=False))

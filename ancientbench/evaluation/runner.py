@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sys
 import time
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -55,6 +55,8 @@ from .requests import MODES
 from .results import build_results
 from .settings import Settings
 from .store import PredictionStore, ResumeError, fewshot_sha256, item_sha256, matches
+
+log = logging.getLogger(__name__)
 
 
 class EvaluationError(AncientBenchError, ValueError):
@@ -334,13 +336,13 @@ def _unusable(done: dict[str, dict], expected: Mapping, questions, mode: str, wh
     for i in stale:  # scored again; the rewrite at the end replaces them
         del done[i]
     if stale:
-        warnings.warn(
+        log.warning(
             f"{pred_file}: {len(stale)} stored prediction(s) were made for other items or few-shot "
             f"exemplars under the same id (question, options, answer or another field changed, other "
             f"exemplars, or written before items were hashed), are malformed (a prediction that is no "
             f"letter, log-probabilities that are not four numbers), or disagree with their item (a gold "
             f"that is not its answer, a prediction that is not what the stored log-probabilities give): "
-            f"{_shown(stale)}; scoring them again", stacklevel=4)
+            f"{_shown(stale)}; scoring them again")
     # Records without an answer (a server error, no letter) are scored again: the server may answer now. An item
     # too long for the context is retried only where that costs no scoring of its block (the context limit is
     # part of the fingerprint; a server's may have grown).
@@ -349,8 +351,8 @@ def _unusable(done: dict[str, dict], expected: Mapping, questions, mode: str, wh
     for i in retried:
         del done[i]
     if retried:
-        warnings.warn(f"{pred_file}: retrying {len(retried)} item(s) the backend gave no answer for last time: "
-                      f"{_shown(retried)}", stacklevel=4)
+        log.warning(f"{pred_file}: retrying {len(retried)} item(s) the backend gave no answer for last time: "
+                    f"{_shown(retried)}")
     return stale, retried
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import time
-import warnings
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -17,6 +17,8 @@ from ..errors import AncientBenchError
 from ..fileio import append_whole, atomic_write
 from ..schema import FIELDS
 from .layout import RESULTS_FORMAT, part_path, results_path, sidecar_path
+
+log = logging.getLogger(__name__)
 
 # fingerprint keys a sidecar written before backends and modes existed lacks: it was made with these
 FINGERPRINT_DEFAULTS = {"backend": ORIGINAL_BACKEND, "mode": "letter"}
@@ -120,9 +122,9 @@ class PredictionStore:
             if diff:  # made under another setting: never reused, never deleted - set aside, and all scored again
                 detail = "; ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in diff)
                 kept = self._set_aside()
-                warnings.warn(
+                log.warning(
                     f"{self.path} holds predictions of another setting ({detail}); scoring every item again "
-                    f"(the old files are kept as {', '.join(p.name for p in kept)})", stacklevel=3)
+                    f"(the old files are kept as {', '.join(p.name for p in kept)})")
                 return {}
             # a changed data file is no error: every record carries its item's hash and is checked by the caller
             self.files_sha256 = {**meta.get("files_sha256", {}), **self.files_sha256}
@@ -178,9 +180,9 @@ class PredictionStore:
                     continue
                 done.append(rec)
         if bad:  # rewritten at once, so records appended from now on follow valid lines only
-            warnings.warn(f"{path}: --repair dropped {len(bad)} corrupt line(s) ({', '.join(map(str, bad[:10]))}"
-                          f"{' ...' if len(bad) > 10 else ''}) and kept {len(done)} valid record(s); the dropped "
-                          f"items are scored again", stacklevel=4)
+            log.warning(f"{path}: --repair dropped {len(bad)} corrupt line(s) ({', '.join(map(str, bad[:10]))}"
+                        f"{' ...' if len(bad) > 10 else ''}) and kept {len(done)} valid record(s); the dropped "
+                        f"items are scored again")
             atomic_write(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in done))
         elif fragment:
             with path.open("r+b") as fh:
