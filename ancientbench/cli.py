@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-from . import logs
+from . import __version__, logs, tasks
 from .errors import AncientBenchError
 
 # subcommand -> (module that owns it, one-line help)
@@ -52,8 +52,6 @@ def plain(docline: str, command: str) -> str:
 
 
 def version_text() -> str:
-    from . import __version__, tasks
-
     return f"ancientbench {__version__} (dataset {getattr(tasks, 'DATASET_VERSION', 'unversioned')})"
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .errors import AncientBenchError
 from .fileio import atomic_write
-from .paths import cache_root
+from .paths import INJECT_PATHS, MINI_NAME, cache_root, mini_path
 
 
 class ModelError(AncientBenchError, ValueError):
@@ -47,7 +47,7 @@ WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".h5", ".msgp
 def npu_available() -> bool:
     """True when the Ascend ``torch_npu`` plugin imports and sees a device."""
     try:
-        import torch
+        import torch  # lazy: torch costs seconds to import; only a model run needs it
         import torch_npu  # noqa: F401  (registers torch.npu)
     except Exception:  # not installed, or installed without the CANN runtime
         return False
@@ -56,7 +56,7 @@ def npu_available() -> bool:
 
 def select_device(device: str | None = None) -> str:
     """``device`` if given (and not ``auto``), else the first available of cuda, npu, mps, cpu."""
-    import torch
+    import torch  # lazy: torch costs seconds to import; only a model run needs it
 
     if device and device != "auto":
         try:
@@ -82,7 +82,7 @@ def select_device(device: str | None = None) -> str:
 
 def select_dtype(dtype=None, device: str = "cpu"):
     """A ``torch.dtype`` from a name (or ``auto``/``None``) for the device."""
-    import torch
+    import torch  # lazy: torch costs seconds to import; only a model run needs it
 
     if dtype is not None and not isinstance(dtype, str):
         return dtype
@@ -107,7 +107,7 @@ def dtype_name(dtype) -> str:
 
 def load_tokenizer(name_or_path: str | Path, *, revision: str | None = None, trust_remote_code: bool = False):
     """The tokenizer with left padding and an explicit pad token (eos when it has none)."""
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer  # lazy: transformers costs seconds to import; only a model run needs it
 
     tok = AutoTokenizer.from_pretrained(
         str(name_or_path), revision=revision, trust_remote_code=trust_remote_code, padding_side="left"
@@ -185,7 +185,7 @@ def tensors_sha256(model) -> str:
     merged) and its folder on disk then says nothing about it. Tensors on the ``meta`` device (offloaded by
     accelerate) have no bytes here and are hashed by name, dtype and shape only.
     """
-    import torch
+    import torch  # lazy: torch costs seconds to import; only a model run needs it
 
     h = hashlib.sha256()
     for name, t in sorted(model.state_dict().items()):
@@ -256,7 +256,7 @@ def local_model_path(name: str) -> str:
 def causal_lm_from_pretrained(path: str, **kwargs):
     """``AutoModelForCausalLM.from_pretrained(path, **kwargs)``, passing ``dtype`` as ``torch_dtype`` to
     transformers < 4.56, which knows it by that name."""
-    from transformers import AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM  # lazy: transformers costs seconds to import; only a model run needs it
 
     try:
         return AutoModelForCausalLM.from_pretrained(path, **kwargs)
@@ -272,6 +272,25 @@ class LoadedModel:
     model: object
     tokenizer: object
     info: dict
+    local_path: str = ""  # where it was read from: a folder, or the Hub id
+
+
+SHIPPED_MODELS = {MINI_NAME: None, **{path.name: path for path in INJECT_PATHS.values()}}
+"""Models that ship inside the package, by name (the mini-LM's folder is checked by :func:`~.paths.mini_path`)."""
+
+
+def shipped_model_folder(name: str) -> Path | None:
+    """The folder of a model shipped in the package under ``name`` (None for any other name); an error naming its
+    training command when it is not in this installation."""
+    if name not in SHIPPED_MODELS:
+        return None
+    if name == MINI_NAME:
+        return mini_path()
+    path = SHIPPED_MODELS[name]
+    if not (path / "config.json").is_file():
+        raise ModelNotFoundError(f"{path}: the {name} model is not in this installation; train it with "
+                                 "`ancientbench train-inject` (docs/reference-results.md)")
+    return path
 
 
 def model_info(model, name_or_path: str, *, revision: str | None = None, device: str | None = None,
@@ -318,11 +337,15 @@ def load_model(
     revision: str | None = None,
     trust_remote_code: bool = False,
     device_map: str | None = None,
+    record_as: str | None = None,
+    smoke_model: bool = False,
 ) -> LoadedModel:
-    """Load a causal LM and its tokenizer (Hub id or local folder), in eval mode. (The ``tiny-random`` smoke
-    model is a backend of its own, :mod:`ancientbench.backends.tiny`.)"""
+    """Load a causal LM and its tokenizer (Hub id, local folder or the name of a model shipped in the package), in
+    eval mode, recorded as ``record_as`` (default: the name given). (The ``tiny-random`` smoke model is a backend of
+    its own, :mod:`ancientbench.backends.tiny`.)"""
     name = str(name_or_path)
-    path = local_model_path(name)
+    shipped = shipped_model_folder(name)
+    path = str(shipped) if shipped is not None else local_model_path(name)
     if device_map not in (None, "auto"):
         raise ModelError(f"device_map must be 'auto' or None, got {device_map!r}")
     dev = select_device(device if device_map is None else (device or "auto"))
@@ -344,6 +367,6 @@ def load_model(
     if device_map is None:
         model = model.to(dev)
     model.eval()
-    info = model_info(model, name, revision=revision, device=None if device_map else dev,
-                      local_path=path)
-    return LoadedModel(model, tokenizer, info)
+    info = model_info(model, record_as or name, revision=revision, device=None if device_map else dev,
+                      local_path=path, smoke_model=smoke_model)
+    return LoadedModel(model, tokenizer, info, path)

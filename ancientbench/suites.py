@@ -31,26 +31,43 @@ import sys
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional, Union
 
-from .backends.base import BACKENDS, DEFAULT_BACKEND, MODES, non_default_backend
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, ValidationError, create_model
+
+from . import evaluation
+from .aggregate import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
+from .backends.base import BACKENDS, DEFAULT_BACKEND, MODES, backend_config, backend_for, get_backend, non_default_backend
+from .backends.options import config_options
+from .dataset import load_questions
 from .errors import AncientBenchError
-from .evaluation.command import unused_message, unused_options
+from .evaluation import results_path
+from .evaluation.command import backend_options, unused_message
+from .evaluation.layout import predictions_path
+from .evaluation.settings import Settings, SettingsError
 from .fileio import atomic_write
+from .reports.report import build_report
+from .reports.results import load_result
 from .schema import not_utf8
 
 STATE_FILE = "suite_state.json"
 LISTABLE = ("backend", "mode", "shots")
-# model-entry key -> evaluate_model keyword (the rest go to the backend config, see SERVER_KEYS)
-EVAL_KEYS = {
-    "tasks": "tasks", "limit": "limit", "data": "data", "fewshot_data": "fewshot_data", "chat": "chat",
-    "letter_style": "letter_style", "batch_size": "batch_size", "device": "device", "dtype": "dtype",
-    "device_map": "device_map", "revision": "revision", "trust_remote_code": "trust_remote_code",
-    "max_length": "max_length", "max_new_tokens": "max_new_tokens", "log_samples": "log_samples",
-    "prefix_cache": "prefix_cache",
-}
-SERVER_KEYS = ("base_url", "api_key_env", "concurrency", "timeout", "max_retries", "tokenizer", "backend_options")
-ENTRY_KEYS = ("model", "label", "output", *LISTABLE, *EVAL_KEYS, *SERVER_KEYS)
+# model-entry keys that are evaluate_model keywords; the backends' own options (BACKEND_KEYS) go to their config
+EVAL_KEYS = ("tasks", "limit", "data", "fewshot_data", "chat", "letter_style", "max_new_tokens", "log_samples")
+
+
+def backend_keys() -> dict[str, str]:
+    """Suite key -> backend config field, for every option a registered backend declares (``backend_options`` is
+    ``--backend-option``'s); derived from the backends' config classes."""
+    return {opt.suite_key: name for name, (opt, _) in backend_options().items()}
+
+
+def entry_keys() -> tuple[str, ...]:
+    return ("model", "label", "output", *LISTABLE, *EVAL_KEYS, *backend_keys())
+
+
+
 TOP_KEYS = ("name", "output", "report", "defaults", "models")
 REPORT_KEYS = ("out", "plots", "resamples", "seed", "bins")
 DEFAULTS = {"backend": DEFAULT_BACKEND, "mode": "letter", "shots": [0, 5]}
@@ -71,7 +88,7 @@ class Cell:
     backend: str
     mode: str
     shots: int
-    options: dict = field(default_factory=dict, hash=False, compare=False)  # EVAL_KEYS and SERVER_KEYS given
+    options: dict = field(default_factory=dict, hash=False, compare=False)  # EVAL_KEYS and backend keys given
 
     @property
     def key(self) -> str:
@@ -110,10 +127,7 @@ def _default_label(model: str, backend: str, mode: str, chat: bool) -> str:
 
 def _schemas():
     """The suite file's value types (pydantic, strict: ``chat: "no"`` or ``limit: "ten"`` is an error, not a truthy
-    string or a crash after the cells ran). Built on first use so importing this module stays light."""
-    from typing import Literal, Optional, Union
-
-    from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt
+    string or a crash after the cells ran); the backend options' types come from the backends' config classes."""
 
     class Entry(BaseModel):
         model_config = ConfigDict(strict=True, extra="forbid")
@@ -129,23 +143,11 @@ def _schemas():
         fewshot_data: Optional[str] = None
         chat: bool = False
         letter_style: Optional[str] = None
-        batch_size: Optional[Union[PositiveInt, Literal["auto"]]] = None
-        device: Optional[str] = None
-        dtype: Optional[str] = None
-        device_map: Optional[str] = None
-        revision: Optional[str] = None
-        trust_remote_code: bool = False
-        max_length: Optional[PositiveInt] = None
         max_new_tokens: Optional[PositiveInt] = None
         log_samples: bool = False
-        prefix_cache: Optional[Union[bool, Literal["auto"]]] = None
-        base_url: Optional[str] = None
-        api_key_env: Optional[str] = None
-        concurrency: Optional[PositiveInt] = None
-        timeout: Optional[float] = Field(default=None, gt=0, allow_inf_nan=False)
-        max_retries: Optional[NonNegativeInt] = None
-        tokenizer: Optional[str] = None
-        backend_options: dict[str, Union[str, int, float, bool]] = {}
+
+    declared = {opt.suite_key: (opt.suite_type, None) for opt, _ in backend_options().values()}
+    entry = create_model("Entry", __base__=Entry, **declared)
 
     class Report(BaseModel):
         model_config = ConfigDict(strict=True, extra="forbid")
@@ -155,12 +157,10 @@ def _schemas():
         seed: Optional[NonNegativeInt] = None
         bins: Optional[PositiveInt] = None
 
-    return Entry, Report
+    return entry, Report
 
 
 def _check_types(schema, value: dict, where: str) -> None:
-    from pydantic import ValidationError
-
     try:
         schema.model_validate(value)
     except ValidationError as e:
@@ -171,8 +171,6 @@ def _check_types(schema, value: dict, where: str) -> None:
 
 def load_suite(path: str | Path, *, output: str | Path | None = None) -> Suite:
     """Read and check a suite file; errors name the file, the model entry and the key."""
-    import yaml
-
     path = Path(path)
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -211,9 +209,10 @@ def load_suite(path: str | Path, *, output: str | Path | None = None) -> Suite:
         if not isinstance(entry, dict):
             raise SuiteError(f"{where}: expected a mapping with at least 'model', or a model name")
         merged = {**DEFAULTS, **defaults, **entry}
-        bad = sorted(set(merged) - set(ENTRY_KEYS))
+        known = entry_keys()
+        bad = sorted(set(merged) - set(known))
         if bad:
-            raise SuiteError(f"{where}: unknown key(s) {', '.join(bad)}; known: {', '.join(ENTRY_KEYS)}")
+            raise SuiteError(f"{where}: unknown key(s) {', '.join(bad)}; known: {', '.join(known)}")
         model = merged.get("model")
         if not isinstance(model, str) or not model:
             raise SuiteError(f"{where}, key 'model': missing or not a string")
@@ -245,13 +244,17 @@ def load_suite(path: str | Path, *, output: str | Path | None = None) -> Suite:
 def _entry_cells(where: str, model: str, entry: dict, merged: dict) -> list[Cell]:
     """The cells of one model entry (``merged`` over the defaults): one per backend x mode x shots."""
     backends = _as_list(merged["backend"])
-    unused = [k for k in SERVER_KEYS if k in entry and all(unused_options(b, {k: k}) for b in backends)]
-    if unused:  # as the command line refuses them; the same keys in 'defaults' are for the server entries
+    keys = backend_keys()
+
+    def takes(b: str, key: str) -> bool:
+        return keys[key] in config_options(get_backend(backend_for(b, model)).config_class)
+
+    unused = [k for k in keys if k in entry and not any(takes(b, k) for b in backends)]
+    if unused:  # as the command line refuses them; the same keys in 'defaults' are for the entries that take them
         raise SuiteError(f"{where}: {unused_message(unused, ', '.join(backends), suite=True)}")
     cells = []
     for b in backends:
-        options = {k: merged[k] for k in ("output", *EVAL_KEYS, *SERVER_KEYS)
-                   if k in merged and not (k in SERVER_KEYS and unused_options(b, {k: k}))}
+        options = {k: merged[k] for k in ("output", *EVAL_KEYS, *keys) if k in merged and (k not in keys or takes(b, k))}
         for m in _as_list(merged["mode"]):
             label = merged.get("label") or _default_label(model, b, m, bool(merged.get("chat")))
             if len(backends) * len(_as_list(merged["mode"])) > 1 and merged.get("label"):
@@ -269,16 +272,13 @@ def cell_output(cell: Cell, output: Path) -> Path:
 def _results_file(cell: Cell, output: Path) -> Path | None:
     """The results file ``evaluate_model`` will write for a cell (None where its options are invalid: the cell
     then fails with its own message when it runs)."""
-    from .evaluation.layout import predictions_path, results_path
-    from .evaluation.settings import Settings, SettingsError
-    from .models import model_slug
-
     try:
         s = Settings(backend=cell.backend, mode=cell.mode, shots=cell.shots,
                      letter_style=cell.options.get("letter_style") or "bare", chat=bool(cell.options.get("chat")))
     except SettingsError:
         return None
-    return results_path(predictions_path(cell_output(cell, output) / s.output_name(model_slug(cell.model)), cell.shots))
+    recorded = get_backend(backend_for(cell.backend, cell.model)).results_name(cell.model)
+    return results_path(predictions_path(s.folder(cell_output(cell, output), recorded), cell.shots))
 
 
 def _refuse_shared_files(path: Path, output: Path, cells: list[Cell]) -> None:
@@ -314,8 +314,6 @@ def _write_state(output: Path, state: dict) -> None:
 
 def _data_sha256(cell: Cell) -> dict[str, str]:
     """The data files this cell reads, with their hashes (cheap: no model is loaded)."""
-    from .dataset import load_questions
-
     o = cell.options
     with warnings.catch_warnings():  # eval itself warns about tasks without data once, when it runs
         warnings.simplefilter("ignore")
@@ -339,23 +337,15 @@ def _is_done(cell: Cell, state: dict) -> Path | None:
 
 def run_cell(cell: Cell, output: Path, *, progress: bool = True) -> Path:
     """Score one cell with ``evaluate_model`` (which resumes from its predictions) and return its results file."""
-    from .evaluation import evaluate_model, results_path
-
     o = dict(cell.options)
-    kwargs: dict[str, Any] = {EVAL_KEYS[k]: o[k] for k in EVAL_KEYS if k in o}
+    kwargs: dict[str, Any] = {k: o[k] for k in EVAL_KEYS if k in o}
     # only what differs from eval's defaults is passed, so a plain hf letter suite needs nothing more
-    if cell.backend != DEFAULT_BACKEND:
-        kwargs["backend"] = cell.backend
     if cell.mode != "letter":
         kwargs["mode"] = cell.mode
-    server = {k: o[k] for k in SERVER_KEYS if k in o}
-    if server:
-        from .backends.base import BackendConfig
-
-        options = {str(k): str(v) for k, v in (server.pop("backend_options", None) or {}).items()}
-        kwargs["backend_config"] = BackendConfig(model=cell.model, options=options, **server)
-    results = evaluate_model(cell.model, shots=[cell.shots], output_dir=cell_output(cell, output), progress=progress,
-                             **kwargs)
+    values = {field: o[key] for key, field in backend_keys().items() if o.get(key) is not None}
+    config = backend_config(backend_for(cell.backend, cell.model), cell.model, values)
+    results = evaluation.evaluate_model(cell.model, shots=[cell.shots], output_dir=cell_output(cell, output), progress=progress,
+                             backend=cell.backend, backend_config=config, **kwargs)
     return results_path(results[cell.shots]["predictions_file"])
 
 
@@ -401,9 +391,6 @@ def run_suite(suite: Suite, *, progress: bool = True, only: list[str] | None = N
 def combined_report(suite: Suite, finished: list[tuple[Cell, Path]], *, out=None) -> dict:
     """One ``ancientbench report`` over the suite's cells, rows labelled by cell label (see module doc)."""
     out = out or sys.stdout
-    from .aggregate import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
-    from .reports.report import build_report
-    from .reports.results import load_result
 
     results = []
     for cell, path in finished:

@@ -8,9 +8,8 @@ terminal) with a dashed rule under the header; Markdown writes a pipe table with
 from __future__ import annotations
 
 import unicodedata
-from typing import Sequence
+from typing import Callable, Sequence
 
-from .backends.base import non_default_backend
 from .letters import describe, top_cell
 from .tasks import (
     COMPETENCIES,
@@ -56,17 +55,20 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.2f}"
 
 
-def results_table(results: Sequence[dict]) -> str:
+def results_table(results: Sequence[dict], backend_label: Callable[[str | None], str | None] | None = None) -> str:
     """The paper's table: a row per setting (model, shots), columns glyph, pronunciation, meaning, context,
-    average; then the per-task accuracies (rows tasks, columns settings). Percentages."""
+    average; then the per-task accuracies (rows tasks, columns settings). Percentages. ``backend_label(name)``:
+    the backend as a row's label shows it, None to leave it out (default: never shown; the evaluation passes
+    :func:`~ancientbench.backends.base.non_default_backend` - this layer knows no backends)."""
     if not results:
         return ""
     labels = []
     for r in results:
         name = r["model"]["name_or_path"]
         flags = [f"{r['setting']['shots']}-shot"]
-        if non_default_backend(r["setting"].get("backend")):
-            flags.append(r["setting"]["backend"])
+        shown = backend_label(r["setting"].get("backend")) if backend_label else None
+        if shown:
+            flags.append(shown)
         if r["setting"].get("mode", "letter") != "letter":
             flags.append(r["setting"]["mode"])
         if r["setting"].get("chat"):

@@ -29,6 +29,8 @@ from typing import Iterable, Sequence
 from .errors import AncientBenchError
 from .fileio import disk_full
 from .paths import cache_root
+from .prompts import ANSWER_CUE, INSTRUCTION, QUESTION_PREFIX
+from .tasks import TASKS
 
 TINY_RANDOM_NAME = "tiny-random"
 TINY_RANDOM_VERSION = "1"  # bump when the recipe below changes: a new cache folder is built
@@ -51,9 +53,6 @@ CHATML_TEMPLATE = (
 
 def template_corpus() -> list[str]:
     """Lines built from the prompt templates of every task (instruction, question frame, answer cue, options)."""
-    from .prompts import ANSWER_CUE, INSTRUCTION, QUESTION_PREFIX
-    from .tasks import TASKS
-
     lines = []
     for task in TASKS:
         lines.append(INSTRUCTION.format(subject=task.display_zh))
@@ -67,7 +66,7 @@ def cjk_corpus(start: int = 0x4E00, stop: int = 0xA000) -> list[str]:
 
 
 def _wrap(tok_obj, *, bos: str | None, chat_template: str | None):
-    from transformers import PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast  # lazy: transformers costs seconds to import; only a model run needs it
 
     kwargs = dict(tokenizer_object=tok_obj, eos_token=EOS, pad_token=PAD, padding_side="left")
     if bos is not None:
@@ -93,7 +92,7 @@ def train_bytelevel_tokenizer(
     ``corpus`` defaults to the template lines; the template lines are always added ``repeat_templates``
     times so their frequent pieces merge first. Training is deterministic for a given corpus.
     """
-    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers  # lazy: only building the smoke model needs it
 
     tok = Tokenizer(models.BPE())
     # Qwen2's own normaliser and pre-tokeniser, so transformers' Qwen2Tokenizer (which AutoTokenizer picks
@@ -124,7 +123,7 @@ def train_metaspace_tokenizer(corpus: Iterable[str] | None = None, *, vocab_size
     On this tokenizer ``tok("A")`` gives ``▁A`` while ``A`` after ``答案是：`` is the plain ``A`` token, the
     classic trap for letter-id lookup (haonan-li/CMMLU#11).
     """
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers  # lazy: only building the smoke model needs it
 
     tok = Tokenizer(models.BPE(unk_token=UNK))
     tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first")
@@ -159,7 +158,7 @@ def build_tiny_model(
     seed: int = 0,
 ):
     """A random-weight ``qwen2`` or ``llama`` causal LM sized to the tokenizer, initialised from ``seed`` (fp32, eval mode)."""
-    import torch
+    import torch  # lazy: torch costs seconds to import; only a model run needs it
     from transformers import AutoConfig, AutoModelForCausalLM
 
     if style not in ("qwen2", "llama"):
@@ -260,8 +259,6 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     """Copy the built-in smoke model (built offline on first use) to DIR as a standard Hugging Face folder, for
     trying lm-eval, a local server (`transformers serve DIR`) or `ancientbench eval --model DIR`."""
-    from .errors import AncientBenchError
-
     out = Path(args.out).expanduser()
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise AncientBenchError(f"{out}: exists and is not an empty folder; choose a new folder")

@@ -5,7 +5,10 @@ both have a conftest.py, and ``from conftest import …`` would pick whichever p
 """
 
 import json
+import logging
 import random
+import re
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -55,3 +58,13 @@ def write_fixture_dataset(folder: Path, tasks=FIXTURE_TASKS, n_test=N_TEST, n_de
 
 def read_jsonl(path):
     return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
+
+
+@contextmanager
+def logged_warning(caplog, pattern: str):
+    """Like ``pytest.warns(match=pattern)`` for a notice the library logs (``logging``) instead of warning."""
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="ancientbench"):
+        yield
+    messages = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any(re.search(pattern, m) for m in messages), f"no warning matching {pattern!r} in {messages}"

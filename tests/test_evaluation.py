@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
-from support import FIXTURE_TASKS, N_TEST, read_jsonl
+from support import FIXTURE_TASKS, N_TEST, logged_warning, read_jsonl
 
 from ancientbench.backends import hf_scoring
 from ancientbench.dataset import load_questions
@@ -133,9 +133,9 @@ def test_resume_after_interruption_equals_an_uninterrupted_run(tiny_llama, fixtu
     assert again[5]["timing"]["items_scored"] == 0 and again[5]["tasks"] == straight[5]["tasks"]
 
 
-def test_resume_refuses_another_setting_and_rescores_changed_data(tiny_qwen2, fixture_data, tmp_path):
+def test_resume_refuses_another_setting_and_rescores_changed_data(tiny_qwen2, fixture_data, tmp_path, caplog):
     first = run(tiny_qwen2, fixture_data, tmp_path, shots=(0,), tasks=["cloze"])[0]
-    with pytest.warns(UserWarning, match=r"another setting \(max_length: .* -> 90\); scoring every item again"):
+    with logged_warning(caplog, r"another setting \(max_length: .* -> 90\); scoring every item again"):
         other = run(tiny_qwen2, fixture_data, tmp_path, shots=(0,), tasks=["cloze"], max_length=90)[0]
     assert other["timing"]["items_resumed"] == 0 and other["setting"]["max_length"] == 90
     kept = sorted(p.name for p in Path(first["predictions_file"]).parent.glob("*.superseded-*"))
@@ -149,7 +149,7 @@ def test_resume_refuses_another_setting_and_rescores_changed_data(tiny_qwen2, fi
         rows = json.loads(json.dumps(load_questions([t], fixture_data, shots=(0,)).items[t]))
         rows[0]["question"] += "改"
         write_jsonl(changed / "data" / t / "test.jsonl", rows)
-    with pytest.warns(UserWarning, match=r"1 stored prediction\(s\).*: cloze-t0; scoring them again"):
+    with logged_warning(caplog, r"1 stored prediction\(s\).*: cloze-t0; scoring them again"):
         redone = run(tiny_qwen2, changed, tmp_path, shots=(0,), tasks=["cloze"], max_length=100)
     assert redone[0]["timing"]["items_scored"] == 1 and redone[0]["timing"]["items_resumed"] == N_TEST - 1
 
@@ -217,14 +217,14 @@ def _eval_file(lm, path, out, **kw):
                           batch_size=3, progress=False, **kw)
 
 
-def test_resume_never_reuses_predictions_of_other_questions(tiny_qwen2, fixture_items, tmp_path):
+def test_resume_never_reuses_predictions_of_other_questions(tiny_qwen2, fixture_items, tmp_path, caplog):
     rows = fixture_items["cloze"][0][:6]
     write_jsonl(tmp_path / "q1.jsonl", rows)
     write_jsonl(tmp_path / "q2.jsonl", _rotated(rows))
     out = tmp_path / "out"
     first = _eval_file(tiny_qwen2, tmp_path / "q1.jsonl", out)[0]
     assert first["timing"]["items_scored"] == 6
-    with pytest.warns(UserWarning, match=r"6 stored prediction\(s\).*cloze-t0"):
+    with logged_warning(caplog, r"6 stored prediction\(s\).*cloze-t0"):
         second = _eval_file(tiny_qwen2, tmp_path / "q2.jsonl", out)[0]
     fresh = _eval_file(tiny_qwen2, tmp_path / "q2.jsonl", None)[0]
     assert second["timing"]["items_resumed"] == 0 and second["timing"]["items_scored"] == 6
@@ -237,13 +237,13 @@ def test_resume_never_reuses_predictions_of_other_questions(tiny_qwen2, fixture_
     edited = _rotated(rows)
     edited[2]["explanation"] += "（改）"
     write_jsonl(tmp_path / "q3.jsonl", edited)
-    with pytest.warns(UserWarning, match=r"1 stored prediction\(s\).*cloze-t2"):
+    with logged_warning(caplog, r"1 stored prediction\(s\).*cloze-t2"):
         third = _eval_file(tiny_qwen2, tmp_path / "q3.jsonl", out)[0]
     assert third["timing"]["items_resumed"] == 5 and third["timing"]["items_scored"] == 1
     assert third["tasks"] == fresh["tasks"]
 
 
-def test_resume_rescores_when_the_fewshot_exemplars_change(tiny_qwen2, fixture_data, fixture_items, tmp_path):
+def test_resume_rescores_when_the_fewshot_exemplars_change(tiny_qwen2, fixture_data, fixture_items, tmp_path, caplog):
     test_rows, dev_rows = fixture_items["cloze"]
     write_jsonl(tmp_path / "q.jsonl", test_rows[:4])
     write_jsonl(tmp_path / "dev_a.jsonl", dev_rows)
@@ -252,14 +252,14 @@ def test_resume_rescores_when_the_fewshot_exemplars_change(tiny_qwen2, fixture_d
     _eval_file(tiny_qwen2, tmp_path / "q.jsonl", out, shots=2, fewshot_data=tmp_path / "dev_a.jsonl")
     same = _eval_file(tiny_qwen2, tmp_path / "q.jsonl", out, shots=2, fewshot_data=tmp_path / "dev_a.jsonl")[2]
     assert same["timing"]["items_resumed"] == 4
-    with pytest.warns(UserWarning, match="few-shot exemplars"):
+    with logged_warning(caplog, "few-shot exemplars"):
         other = _eval_file(tiny_qwen2, tmp_path / "q.jsonl", out, shots=2, fewshot_data=tmp_path / "dev_b.jsonl")[2]
     fresh = _eval_file(tiny_qwen2, tmp_path / "q.jsonl", None, shots=2, fewshot_data=tmp_path / "dev_b.jsonl")[2]
     assert other["timing"]["items_resumed"] == 0 and other["timing"]["items_scored"] == 4
     assert _flat(read_jsonl(other["predictions_file"])) == pytest.approx(_flat(fresh["predictions"]), abs=1e-5)
 
 
-def test_resume_refuses_a_model_whose_weights_changed_in_memory(tiny_qwen2, fixture_items, tmp_path):
+def test_resume_refuses_a_model_whose_weights_changed_in_memory(tiny_qwen2, fixture_items, tmp_path, caplog):
     import copy
 
     import torch
@@ -272,7 +272,7 @@ def test_resume_refuses_a_model_whose_weights_changed_in_memory(tiny_qwen2, fixt
     with torch.no_grad():
         for p in lm.model.parameters():
             p.add_(torch.randn_like(p, generator=torch.Generator().manual_seed(1)))
-    with pytest.warns(UserWarning, match="weights_sha256"):  # never reused: scored again
+    with logged_warning(caplog, "weights_sha256"):  # never reused: scored again
         after = _eval_file(lm, tmp_path / "q.jsonl", out)[0]
     fresh = _eval_file(lm, tmp_path / "q.jsonl", None)[0]
     assert after["timing"]["items_scored"] == 4 and after["model"]["weights_sha256"] != before["model"]["weights_sha256"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support import REPO_ROOT, read_jsonl
+from support import REPO_ROOT, logged_warning, read_jsonl
 
 from ancientbench.schema import write_jsonl
 
@@ -123,14 +123,14 @@ def test_n8_suite_output_of_the_wrong_type_is_one_line(tmp_path, capsys):
 def test_n9_server_keys_on_an_in_process_backend_are_refused_in_a_suite(tmp_path, capsys, key, value):
     """N9: a server key on an hf entry is refused with the command line's message (in the suite's words);
     the same key in ``defaults`` (meant for the server entries) does not make the hf entry fail."""
-    from ancientbench.evaluation.command import SERVER_FLAGS
+    from ancientbench.evaluation.command import backend_options
     from ancientbench.suites import load_suite
 
     suite = _suite(tmp_path / "s.yaml", {"output": str(tmp_path / "o"), "models": [{"model": "m", key: value}]})
     assert _cli("run", suite, "--list") == 2
     line = _one_error_line(capsys.readouterr().err)
     assert f"{suite}, models[1]: {key}: not used by backend hf" in line
-    flag = SERVER_FLAGS.get(key, "--backend-option")
+    flag = next(opt.flag.flag for opt, _ in backend_options().values() if opt.suite_key == key)
     assert _cli("eval", "--model", "m", flag, f"k={value}" if key == "backend_options" else str(value)) == 2
     cli_line = _one_error_line(capsys.readouterr().err)
     assert line.partition(": not used by")[2].split(";")[-1] == cli_line.partition(": not used by")[2].split(";")[-1]
@@ -192,17 +192,18 @@ def test_n6_a_null_logprob_is_an_item_error_naming_the_server(tmp_path, capsys, 
 def test_n7_a_boolean_or_positive_logprob_is_an_item_error(tmp_path, value):
     """N7: ``true`` (not 1.0) and a positive log-probability (a probability above 1) are item errors naming the
     server, never a score."""
-    from ancientbench.backends import BackendConfig, LetterRequest, Prompt, load_backend
+    from ancientbench.backends import LetterRequest, Prompt, load_backend
+    from ancientbench.backends.openai import OpenAIConfig
 
     with _server(lambda text, chat: [("A", value), *CANDIDATES[1:]]) as server:
-        backend = load_backend("openai", BackendConfig(model="m", base_url=server.base_url))
+        backend = load_backend("openai", OpenAIConfig(model="m", base_url=server.base_url))
         for chat in (False, True):
             [r] = backend.letter_logprobs([LetterRequest(Prompt("題目：", "答案是：", chat), LETTERS)])
             assert r.logprobs is None and server.base_url in r.error and repr(value) in r.error, r
         backend.close()
 
 
-def test_n19_items_that_errored_are_retried_on_the_next_run(tmp_path, capsys, fixture_data):
+def test_n19_items_that_errored_are_retried_on_the_next_run(tmp_path, capsys, fixture_data, caplog):
     """N19: items a broken server gave no answer for are scored again by the same command once it is fixed,
     and the run says how many; the answers already paid for are not asked again."""
     out = tmp_path / "o"
@@ -212,7 +213,7 @@ def test_n19_items_that_errored_are_retried_on_the_next_run(tmp_path, capsys, fi
         assert "the backend gave no answer for 2 item(s); counted wrong" in first.out
         assert "run the same command again to retry them" in first.out
         asked = len(server.requests)
-        with pytest.warns(UserWarning, match=r"retrying 2 item\(s\) the backend gave no answer for"):
+        with logged_warning(caplog, r"retrying 2 item\(s\) the backend gave no answer for"):
             assert _cli(*_api_args(server, fixture_data, out)) == 0
         assert len(server.requests) == asked + 2  # only the two errored items
         assert "no answer" not in capsys.readouterr().out
@@ -226,7 +227,7 @@ def test_n19_items_that_errored_are_retried_on_the_next_run(tmp_path, capsys, fi
 
 
 @pytest.mark.parametrize("edit", ["gold=pred", "pred=gold", "ppl pred=gold"])
-def test_n5_hand_edited_gold_or_pred_is_never_reused(tmp_path, fixture_data, edit):
+def test_n5_hand_edited_gold_or_pred_is_never_reused(tmp_path, fixture_data, edit, caplog):
     """N5: a stored record whose ``gold`` is not its item's answer, or whose ``pred`` is not what its stored
     log-probabilities give, is never reused: a warning names it and the item is scored again."""
     from ancientbench.evaluation import evaluate_model
@@ -245,7 +246,7 @@ def test_n5_hand_edited_gold_or_pred_is_never_reused(tmp_path, fixture_data, edi
         else:
             r["pred"] = r["gold"]
     path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
-    with pytest.warns(UserWarning, match=f"{len(wrong)} stored prediction.*disagree"):
+    with logged_warning(caplog, f"{len(wrong)} stored prediction.*disagree"):
         again = evaluate_model("tiny-random", **kw)[0]
     assert (again["tasks"], again["average"]) == (first["tasks"], first["average"])
     assert again["timing"]["items_resumed"] + again["timing"]["items_scored"] == len(recs)

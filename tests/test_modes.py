@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 import torch
-from support import read_jsonl
+from support import logged_warning, read_jsonl
 
 from ancientbench import cli
 from ancientbench.backends import (
@@ -246,7 +246,7 @@ def test_log_samples_adds_the_prompt_in_letter_mode(tiny_qwen2, fixture_data, fi
 # ------------------------------------------------------------------------------------------ fingerprint
 
 
-def test_resume_covers_mode_and_the_tokenizer_files(tiny_qwen2, fixture_data, tmp_path):
+def test_resume_covers_mode_and_the_tokenizer_files(tiny_qwen2, fixture_data, tmp_path, caplog):
     folder = tmp_path / "model"
     shutil.copytree(tiny_qwen2.info["name_or_path"], folder)
     kw = dict(data=fixture_data, tasks=["cloze"], shots=0, limit=2, output_dir=tmp_path / "out", progress=False,
@@ -260,7 +260,7 @@ def test_resume_covers_mode_and_the_tokenizer_files(tiny_qwen2, fixture_data, tm
     cfg = json.loads(config.read_text())
     cfg["chat_template"] = (cfg.get("chat_template") or "") + "{# changed #}"
     config.write_text(json.dumps(cfg))
-    with pytest.warns(UserWarning, match="tokenizer_sha256"):  # never reused: scored again
+    with logged_warning(caplog, "tokenizer_sha256"):  # never reused: scored again
         assert evaluate_model(str(folder), **kw)[0]["timing"]["items_scored"] == 2
     (folder / "generation_config.json").write_text("{}")
     assert evaluate_model(str(folder), overwrite=True, **kw)[0]["timing"]["items_scored"] == 2
@@ -299,7 +299,7 @@ class Flaky(Scripted):
         return out
 
 
-def test_generate_resumes_after_an_interruption_without_asking_twice(fixture_data, tmp_path):
+def test_generate_resumes_after_an_interruption_without_asking_twice(fixture_data, tmp_path, caplog):
     register_backend("flaky", Flaky)
     kw = dict(backend="flaky", mode="generate", data=fixture_data, tasks=["cloze", "radical"], shots=0,
               output_dir=tmp_path, progress=False)
@@ -312,7 +312,7 @@ def test_generate_resumes_after_an_interruption_without_asking_twice(fixture_dat
     assert len(first) == 9 and len(Flaky.asked) == 14 and len(set(Flaky.asked)) == 14  # 14 items, each asked once
     assert res["timing"]["items_resumed"] == 9 and res["timing"]["items_scored"] == 5
     assert all(r["pred"] == "A" for r in read_jsonl(res["predictions_file"]))
-    with pytest.warns(UserWarning, match="max_new_tokens"):  # another answer budget is another setting
+    with logged_warning(caplog, "max_new_tokens"):  # another answer budget is another setting
         assert evaluate_model("scripted-model", max_new_tokens=7, **kw)[0]["timing"]["items_resumed"] == 0
 
 

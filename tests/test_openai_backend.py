@@ -14,7 +14,6 @@ from serving_support import StubServer, TransformersServe, model_scorer  # noqa:
 from support import FIXTURE_CHARS  # noqa: E402
 
 from ancientbench.backends import (  # noqa: E402
-    BackendConfig,
     BackendError,
     GenerateRequest,
     LetterRequest,
@@ -23,7 +22,7 @@ from ancientbench.backends import (  # noqa: E402
     UnsupportedModeError,
     load_backend,
 )
-from ancientbench.backends.openai import letters_from_top  # noqa: E402
+from ancientbench.backends.openai import OpenAIConfig, letters_from_top  # noqa: E402
 
 LETTERS = ("A", "B", "C", "D")
 
@@ -42,7 +41,7 @@ def scorer(tiny_folder):
 
 def _backend(server, **kw):
     options = kw.pop("options", {})
-    return load_backend("openai", BackendConfig(model=server.model, base_url=server.base_url, options=options, **kw))
+    return load_backend("openai", OpenAIConfig(model=server.model, base_url=server.base_url, options=options, **kw))
 
 
 def _prompts(n=6):
@@ -154,14 +153,14 @@ def test_concurrency_is_bounded_and_used(tiny_folder, scorer):
 def test_setup_errors_are_clear(tiny_folder, scorer, monkeypatch):
     with StubServer(str(tiny_folder), scorer) as server:
         with pytest.raises(BackendError, match="'nope' is not served.*serves: " + str(tiny_folder)):
-            load_backend("openai", BackendConfig(model="nope", base_url=server.base_url))
+            load_backend("openai", OpenAIConfig(model="nope", base_url=server.base_url))
         with pytest.raises(BackendError, match="unknown openai backend option"):
             _backend(server, options={"top_k": "5"})
     with pytest.raises(BackendError, match="cannot reach the server"):
-        load_backend("openai", BackendConfig(model="m", base_url=server.base_url, max_retries=0, timeout=2))
+        load_backend("openai", OpenAIConfig(model="m", base_url=server.base_url, max_retries=0, timeout=2))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(BackendError, match=r"no API key: set \$OPENAI_API_KEY"):
-        load_backend("openai", BackendConfig(model="gpt-x"))
+        load_backend("openai", OpenAIConfig(model="gpt-x"))
 
 
 def test_api_key_from_the_named_variable(tiny_folder, scorer, monkeypatch):
@@ -207,7 +206,7 @@ def served(tiny_folder, tmp_path_factory):
 
 @pytest.mark.parametrize("chat", [False, True], ids=["completions", "chat"])
 def test_transformers_serve_generate(served, chat):
-    backend = load_backend("openai", BackendConfig(model=served.model, base_url=served.base_url, concurrency=2))
+    backend = load_backend("openai", OpenAIConfig(model=served.model, base_url=served.base_url, concurrency=2))
     reqs = [GenerateRequest(Prompt(p.prefix, p.suffix, chat=chat), max_new_tokens=4) for p in _prompts(3)]
     first = backend.generate(reqs)
     again = backend.generate(reqs)
@@ -218,7 +217,7 @@ def test_transformers_serve_generate(served, chat):
 
 
 def test_transformers_serve_has_no_logprobs(served):
-    backend = load_backend("openai", BackendConfig(model=served.model, base_url=served.base_url))
+    backend = load_backend("openai", OpenAIConfig(model=served.model, base_url=served.base_url))
     with pytest.raises(UnsupportedModeError, match="no log-probabilities"):
         backend.letter_logprobs([LetterRequest(_prompts(1)[0], LETTERS)])
     assert math.isfinite(backend.config.timeout)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support import REPO_ROOT, make_item, read_jsonl, write_fixture_dataset
+from support import REPO_ROOT, logged_warning, make_item, read_jsonl, write_fixture_dataset
 
 from ancientbench.schema import write_jsonl
 
@@ -296,7 +296,7 @@ covered("model", "a model path that does not exist / a weights file instead of a
 @case("resume", "`chat_template.jinja` of a local model folder edited between two `--chat` runs",
       "never reused: a warning names `chat_template_sha256` and `tokenizer_sha256`, the old files are set aside "
       "(`*.superseded-<time>.*`), every item is scored again")
-def test_chat_template_edit_is_another_setting(tmp_path, fixture_data, tiny_qwen2):
+def test_chat_template_edit_is_another_setting(tmp_path, fixture_data, tiny_qwen2, caplog):
     from ancientbench.evaluation import evaluate_model
 
     folder = _model_folder(tmp_path, tiny_qwen2)
@@ -308,7 +308,7 @@ def test_chat_template_edit_is_another_setting(tmp_path, fixture_data, tiny_qwen
     assert evaluate_model(str(folder), **kw)[0]["timing"]["items_scored"] == 3
     (folder / "chat_template.jinja").write_text(
         (folder / "chat_template.jinja").read_text(encoding="utf-8").replace("assistant", "model"), encoding="utf-8")
-    with pytest.warns(UserWarning, match=r"chat_template_sha256: '[0-9a-f]+' -> '[0-9a-f]+'.*tokenizer_sha256"):
+    with logged_warning(caplog, r"chat_template_sha256: '[0-9a-f]+' -> '[0-9a-f]+'.*tokenizer_sha256"):
         again = evaluate_model(str(folder), **kw)[0]
     assert again["timing"]["items_resumed"] == 0 and again["timing"]["items_scored"] == 3
     kept = list(Path(again["predictions_file"]).parent.glob("predictions_0shot.superseded-*.jsonl"))
@@ -317,7 +317,7 @@ def test_chat_template_edit_is_another_setting(tmp_path, fixture_data, tiny_qwen
 
 @case("resume", "generation config of a model changed between two generate-mode runs (model in memory or Hub id)",
       "never reused: a warning names `generation_config_sha256`; every item is scored again")
-def test_generation_config_is_in_the_fingerprint(tmp_path, fixture_data, tiny_qwen2):
+def test_generation_config_is_in_the_fingerprint(tmp_path, fixture_data, tiny_qwen2, caplog):
     from ancientbench.evaluation import evaluate_model
 
     kw = dict(data=fixture_data, tasks=["cloze"], shots=0, limit=2, output_dir=tmp_path / "out", progress=False,
@@ -327,11 +327,11 @@ def test_generation_config_is_in_the_fingerprint(tmp_path, fixture_data, tiny_qw
     evaluate_model(model, tok, **kw)
     try:
         model.generation_config.repetition_penalty = 1.3
-        with pytest.warns(UserWarning, match="generation_config_sha256"):
+        with logged_warning(caplog, "generation_config_sha256"):
             assert evaluate_model(model, tok, **kw)[0]["timing"]["items_resumed"] == 0
     finally:
         model.generation_config.repetition_penalty = old
-    with pytest.warns(UserWarning, match="generation_config_sha256"):  # and back
+    with logged_warning(caplog, "generation_config_sha256"):  # and back
         evaluate_model(model, tok, **kw)
     assert evaluate_model(model, tok, **kw)[0]["timing"]["items_resumed"] == 2  # unchanged: reused
 
@@ -340,7 +340,7 @@ def test_generation_config_is_in_the_fingerprint(tmp_path, fixture_data, tiny_qw
                                           ("--max-length", "300"), ("--chat", None), ("--circular", None)])
 @case("resume", "any prompt-affecting option changed (`--letter-style`, `--shots`, `--mode`, `--max-length`, `--chat`, `--circular`)",
       "never reused: another output folder / predictions file, or a warning naming the option and all scored again")
-def test_prompt_affecting_options_never_reuse(tmp_path, fixture_data, capsys, option, value):
+def test_prompt_affecting_options_never_reuse(tmp_path, fixture_data, capsys, option, value, caplog):
     out = tmp_path / "o"
     assert _cli(*_eval_args(fixture_data, out, "--limit", "2")) == 0
     if option == "--shots":
@@ -348,7 +348,7 @@ def test_prompt_affecting_options_never_reuse(tmp_path, fixture_data, capsys, op
     else:
         args = _eval_args(fixture_data, out, "--limit", "2", option, *([value] if value else []))
     if option == "--max-length":  # the same folder and file: the warning names it
-        with pytest.warns(UserWarning, match=r"another setting \(max_length: "):
+        with logged_warning(caplog, r"another setting \(max_length: "):
             assert _cli(*args) == 0
     else:
         assert _cli(*args) == 0
@@ -491,7 +491,7 @@ _HOLDER = textwrap.dedent("""
 @case("output", "two runs into one `--output` at the same time",
       "the second exits 2 before its model loads: `… is in use by another ancientbench run: pid N on HOST, started …, "
       "command: …`; a lock left by a killed run is taken over with a warning")
-def test_two_runs_into_one_output_folder(tmp_path, capsys, fixture_data, monkeypatch):
+def test_two_runs_into_one_output_folder(tmp_path, capsys, fixture_data, monkeypatch, caplog):
     out = tmp_path / "o"
     folder = out / "tiny-random"
     folder.mkdir(parents=True)
@@ -512,7 +512,7 @@ def test_two_runs_into_one_output_folder(tmp_path, capsys, fixture_data, monkeyp
         holder.wait()
     assert not list(folder.glob("predictions_*"))  # the refused run wrote nothing
     # the holder was killed: its lock is stale and the next run takes it over
-    with pytest.warns(UserWarning, match=rf"stale lock.*pid {holder.pid}"):
+    with logged_warning(caplog, rf"stale lock.*pid {holder.pid}"):
         assert _cli(*_eval_args(fixture_data, out, "--limit", "2")) == 0
 
 
@@ -635,7 +635,7 @@ def test_set_asides_within_one_second_never_overwrite(tmp_path, monkeypatch):
 
 @case("resume", "a stored prediction hand-edited to `pred: \"Z\"` or `logprobs: [1, 2]`",
       "never reused: a warning names it as malformed and the item is scored again; the file ends valid")
-def test_malformed_stored_records_are_scored_again(tmp_path, fixture_data, tiny_qwen2):
+def test_malformed_stored_records_are_scored_again(tmp_path, fixture_data, tiny_qwen2, caplog):
     from ancientbench.evaluation import evaluate_model
     from ancientbench.reports.results import read_predictions
 
@@ -647,7 +647,7 @@ def test_malformed_stored_records_are_scored_again(tmp_path, fixture_data, tiny_
     recs = read_jsonl(path)
     recs[0]["pred"], recs[1]["logprobs"] = "Z", [1, 2]
     path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
-    with pytest.warns(UserWarning, match="malformed"):
+    with logged_warning(caplog, "malformed"):
         again = evaluate_model(model, **kw)[0]
     assert again["timing"]["items_scored"] == 2 and again["timing"]["items_resumed"] == 1
     fixed = read_predictions(path)

@@ -11,7 +11,6 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from ancientbench.backends import BackendConfig
 from ancientbench.backends.hf import HFBackend
 from ancientbench.evaluation import Settings, score_task
 
@@ -68,7 +67,7 @@ def fake_vllm(monkeypatch, tiny_qwen2):
 
     monkeypatch.setattr(vb, "CHUNK", 3)  # several chunks per task: progress is saved chunk by chunk
     llm = FakeLLM(tiny_qwen2)
-    return vb.VLLMBackend(llm, BackendConfig(model=tiny_qwen2.info["name_or_path"])), llm
+    return vb.VLLMBackend(llm, vb.VLLMConfig(model=tiny_qwen2.info["name_or_path"])), llm
 
 
 @pytest.mark.parametrize("mode,shots", [("letter", 0), ("letter", 2), ("ppl", 1), ("generate", 1)])

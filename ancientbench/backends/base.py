@@ -21,8 +21,9 @@ What a backend must implement (subclass :class:`Backend`, then register it, see 
 
 - ``name`` (class attribute): its registry name; ``modes``: the modes it can answer, a subset of
   :data:`MODES` (the method of a mode it lacks may raise :class:`UnsupportedModeError`).
-- ``load(cls, config: BackendConfig) -> Backend`` (classmethod): open the model / client. Read only the
-  :class:`BackendConfig` fields that apply; refuse (``BackendError``) options it cannot honour.
+- ``config_class``: its typed options (:mod:`ancientbench.backends.options`; default :class:`BackendConfig`:
+  ``model`` and ``max_length``), from which the command line, the suite keys and the refusal of ignored options
+  are derived. ``load(cls, config) -> Backend`` (classmethod): open the model / client from an instance of it.
 - ``info() -> dict``: the ``model`` block of a results file. Must hold ``name_or_path``; may hold
   ``revision``, ``weights_sha256``, ``dtype``, ``device``, ``smoke_model``, ``num_parameters``, ...
 - ``fingerprint() -> dict``: everything besides the prompts that can change a score (weights hash, dtype,
@@ -57,11 +58,17 @@ backend's missing dependency only matters when it is used; :func:`register_backe
 from __future__ import annotations
 
 import importlib
+import logging
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Sequence
 
 from ..errors import AncientBenchError
+from ..prompts import letter_prefix
+from ..tasks import LETTERS
+from .options import BackendConfig, OptionError, make_config, unused_options
+
+log = logging.getLogger(__name__)
 
 MODES = ("letter", "ppl", "generate")
 """``letter``: next-token log-probabilities of A-D after ``答案是：`` (the paper's, default); ``ppl``: the
@@ -91,6 +98,18 @@ class Prompt:
     @property
     def text(self) -> str:
         return self.prefix + self.suffix
+
+    @classmethod
+    def of(cls, parts, chat: bool = False) -> "Prompt":
+        """The prompt of :class:`~ancientbench.prompts.PromptParts` (a Prompt has their ``prefix``, ``suffix`` and
+        ``text`` itself, so backends pass it on as it is, never back to parts)."""
+        return cls(parts.prefix, parts.suffix, chat)
+
+
+def letter_continuations(letter_style: str) -> tuple[str, ...]:
+    """The letters A-D as written after the prompt in ``letter_style`` (``"A"`` bare, ``" A"`` space): a
+    :class:`LetterRequest`'s ``continuations``, which backends score as they are."""
+    return tuple(letter_prefix(letter_style) + x for x in LETTERS)
 
 
 @dataclass(frozen=True)
@@ -155,39 +174,6 @@ OnDone = Callable[[list[int], list[Any]], None]
 """``on_done(indices, results)``: results of the requests at ``indices`` (positions in the request list)."""
 
 
-# ------------------------------------------------------------------------------------------------ config
-
-
-@dataclass(frozen=True)
-class BackendConfig:
-    """Everything a backend may be opened with; each backend reads the fields that apply to it.
-
-    Common: ``model`` (Hub id, local folder, served model name, ``tiny-random``), ``max_length`` (context
-    limit in tokens, default the model's). In-process (``hf``, ``vllm``, ``tiny-random``): ``revision``,
-    ``device``, ``dtype``, ``device_map``, ``trust_remote_code``, ``batch_size``, ``prefix_cache``.
-    Servers (``openai``): ``base_url``, ``api_key_env`` (the *name* of the variable holding the key),
-    ``concurrency``, ``timeout``, ``max_retries``, ``tokenizer`` (a local tokenizer to count tokens with).
-    ``options``: backend-specific extras (``--backend-option KEY=VALUE``).
-    """
-
-    model: str
-    revision: str | None = None
-    device: str | None = "auto"
-    dtype: str | None = "auto"
-    device_map: str | None = None
-    trust_remote_code: bool = False
-    batch_size: int | str = 8
-    prefix_cache: bool | str = "auto"
-    max_length: int | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
-    concurrency: int = 8
-    timeout: float = 120.0
-    max_retries: int = 5
-    tokenizer: str | None = None
-    options: Mapping[str, str] = field(default_factory=dict)
-
-
 # ----------------------------------------------------------------------------------------------- backend
 
 
@@ -202,6 +188,11 @@ class Backend(ABC):
     # pads letter/ppl prompts into batches in this process, so a batch's make-up can change a log-prob's last
     # bits: the evaluation layer then rescores whole blocks on resume, never single items
     batches_in_process: ClassVar[bool] = False
+    # the options it is opened with (:mod:`ancientbench.backends.options`): its --help group, suite keys and the
+    # refusal of options it would ignore all come from this class
+    config_class: ClassVar[type[BackendConfig]] = BackendConfig
+    # built-in models it serves: with the default backend, such a model name selects this backend instead
+    model_names: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     @abstractmethod
@@ -210,6 +201,11 @@ class Backend(ABC):
 
     def supports(self, mode: str) -> bool:
         return mode in self.modes
+
+    @classmethod
+    def results_name(cls, model: str) -> str:
+        """The name results of ``model`` are recorded under (``info()["name_or_path"]``), known before loading."""
+        return model
 
     @abstractmethod
     def info(self) -> dict:
@@ -323,6 +319,7 @@ def results_family(name: str) -> str:
 
 
 DEFAULT_BACKEND = "hf"
+ORIGINAL_BACKEND = "hf"  # what results and sidecars written before there were backends were made with
 
 
 def non_default_backend(name: str | None) -> str | None:
@@ -332,13 +329,49 @@ def non_default_backend(name: str | None) -> str | None:
 
 
 def load_backend(name: str, config: BackendConfig) -> Backend:
-    """Load backend ``name`` with ``config``."""
-    return get_backend(name).load(config)
+    """Load backend ``name`` with ``config`` (an instance of its ``config_class``)."""
+    cls = get_backend(name)
+    if not isinstance(config, cls.config_class):
+        raise OptionError(f"backend {name!r} is opened with a {cls.config_class.__name__}, "
+                          f"not a {type(config).__name__}")
+    return cls.load(config)
+
+
+def registered_backends() -> dict[str, type[Backend]]:
+    """Every registered backend that can be imported here (name -> class); one whose module fails to import is left
+    out (it fails with its own message when chosen)."""
+    out = {}
+    for name in list(BACKENDS):
+        try:
+            out[name] = get_backend(name)
+        except BackendError as err:
+            log.debug("backend %s left out of the option list: %s", name, err)
+    return out
+
+
+def backend_for(name: str, model: object) -> str:
+    """The backend that runs ``model`` when ``name`` was asked for: a built-in model (``Backend.model_names``) asked
+    for on the default backend is served by its own backend (the smoke model's)."""
+    if name != DEFAULT_BACKEND or not isinstance(model, str):
+        return name
+    return next((n for n, cls in registered_backends().items() if model in cls.model_names), name)
+
+
+def backend_config(name: str, model: str, values: dict) -> BackendConfig:
+    """Backend ``name``'s config for ``model`` from option values (field -> value); an option it does not take, or a
+    bad value, is one :class:`OptionError` naming the option and the backend."""
+    cls = get_backend(name)
+    unused = unused_options(cls.config_class, {k: k for k in values})
+    if unused:
+        raise OptionError(f"{', '.join(unused)}: not used by backend {name}; it takes: "
+                          f"{', '.join(o for o in cls.config_class.model_fields if o != 'model')}")
+    return make_config(cls.config_class, name, {"model": model, **values})
 
 
 __all__ = [
-    "BACKENDS", "BACKEND_HELP", "MODES", "Backend", "BackendConfig", "BackendError", "GenerateRequest",
+    "BACKENDS", "BACKEND_HELP", "MODES", "Backend", "BackendConfig", "BackendError", "OptionError",
+    "backend_config", "backend_for", "letter_continuations", "registered_backends", "GenerateRequest",
     "GenerateResult", "LetterRequest", "LetterResult", "LoglikelihoodRequest", "LoglikelihoodResult", "OnDone",
-    "DEFAULT_BACKEND", "Prompt", "UnsupportedModeError", "get_backend", "load_backend", "register_backend",
+    "DEFAULT_BACKEND", "ORIGINAL_BACKEND", "Prompt", "UnsupportedModeError", "get_backend", "load_backend", "register_backend",
     "non_default_backend", "results_family",
 ]

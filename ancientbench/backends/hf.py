@@ -22,9 +22,11 @@ import hashlib
 from pathlib import Path
 from typing import Sequence
 
+from .. import models
+from ..models import load_model, model_info, prepare_tokenizer
+from ..prompts import chat_wrap
 from .base import (
     Backend,
-    BackendConfig,
     BackendError,
     GenerateRequest,
     GenerateResult,
@@ -36,6 +38,7 @@ from .base import (
     Prompt,
 )
 from .hf_scoring import AutoBatchSize, Encoder, Runner, check_batch_size, context_limit, encode, pad_id, resolve_prefix_cache, run_batches, score_encoded
+from .options import InProcessConfig
 
 # files of a model folder besides the weights that change what the model is given or how it answers
 TOKENIZER_FILES = (
@@ -60,8 +63,18 @@ def tokenizer_files_sha256(folder: str | Path) -> str | None:
     return h.hexdigest() if found else None
 
 
-def _sha(text: str | None) -> str | None:
+def text_sha256(text: str | None) -> str | None:
+    """sha256 of a text (a chat template, a serialised tokenizer); None for none."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest() if text else None
+
+
+def model_name(model) -> str:
+    """The name a model object was loaded under (its Hub id or folder), ``model`` when it carries none."""
+    return getattr(model, "name_or_path", None) or getattr(model.config, "_name_or_path", "") or "model"
+
+
+class HFConfig(InProcessConfig):
+    """The hf backend's options: a transformers model loaded, placed and batched in this process."""
 
 
 class HFBackend(Backend):
@@ -69,16 +82,25 @@ class HFBackend(Backend):
     family = "hf"  # subclasses on other weights (tiny-random) stay in it
     batches_in_process = True
     modes = ("letter", "ppl", "generate")
+    config_class = HFConfig
 
-    def __init__(self, model, tokenizer, info: dict | None = None, *, batch_size=8, prefix_cache="auto",
-                 max_length: int | None = None, folder: str | Path | None = None):
+    def __init__(self, model, tokenizer, info: dict | None = None, config: HFConfig | None = None, *,
+                 folder: str | Path | None = None, **options):
+        """A loaded model and tokenizer with ``config`` (or, for a model object in a script, the HFConfig
+        ``options``: ``batch_size``, ``prefix_cache``, ``max_length``)."""
+        auto = options.pop("batch_size") if isinstance(options.get("batch_size"), AutoBatchSize) else None
+        if config is None:  # an AutoBatchSize passed in is "auto" carried over from an earlier run
+            config = HFConfig(model=model_name(model), **options, **({"batch_size": "auto"} if auto else {}))
+        elif options or auto:
+            raise BackendError(f"HFBackend: give {', '.join(options)} in its config or as keywords, not both")
         self.model = model
         self.tokenizer = tokenizer
         self._info = info
-        self.batch = check_batch_size(batch_size)  # "auto": one AutoBatchSize kept from task to task
-        self.batch_size_arg = "auto" if not isinstance(batch_size, int) else batch_size
-        self.prefix_cache = prefix_cache
-        self.max_length = max_length
+        self.config = config
+        self.batch = auto or check_batch_size(config.batch_size)  # "auto": one AutoBatchSize kept from task to task
+        self.batch_size_arg = config.batch_size
+        self.prefix_cache = config.prefix_cache
+        self.max_length = config.max_length
         self.folder = Path(folder) if folder is not None else None
         self._rendered: dict[Prompt, object] = {}
         self._ids: dict[tuple[str, bool], list[int]] = {}  # (text, add_special_tokens) -> ids, filled by count_tokens
@@ -87,14 +109,18 @@ class HFBackend(Backend):
     # ------------------------------------------------------------------------------------------ loading
 
     @classmethod
-    def load(cls, config: BackendConfig) -> "HFBackend":
-        from ..models import load_model
+    def load(cls, config: HFConfig) -> "HFBackend":
+        return cls.open(config, config.model)
 
-        loaded = load_model(config.model, device=config.device, dtype=config.dtype, revision=config.revision,
-                            trust_remote_code=config.trust_remote_code, device_map=config.device_map)
-        folder = Path(loaded.info["name_or_path"]).expanduser()
-        return cls(loaded.model, loaded.tokenizer, loaded.info, batch_size=config.batch_size,
-                   prefix_cache=config.prefix_cache, max_length=config.max_length, folder=folder)
+    @classmethod
+    def open(cls, config: HFConfig, source: str | Path, *, record_as: str | None = None,
+             smoke_model: bool = False) -> "HFBackend":
+        """Load the weights at ``source`` (Hub id, folder, shipped model name) with ``config``'s placement, recorded
+        in results as ``record_as`` (default ``config.model``)."""
+        loaded = load_model(source, device=config.device, dtype=config.dtype, revision=config.revision,
+                            trust_remote_code=config.trust_remote_code, device_map=config.device_map,
+                            record_as=record_as or config.model, smoke_model=smoke_model)
+        return cls(loaded.model, loaded.tokenizer, loaded.info, config, folder=Path(loaded.local_path).expanduser())
 
     @classmethod
     def from_model(cls, model, tokenizer, *, device: str | None = None, dtype=None, revision: str | None = None,
@@ -103,32 +129,25 @@ class HFBackend(Backend):
         """A model object already in memory (``device``/``dtype`` applied only if given; ``"auto"`` chooses as
         for a model loaded by name). ``hash_weights``: hash its tensors (a full pass over the weights) - its
         folder on disk says nothing about weights changed in memory; needed when a later run may resume."""
-        from ..models import model_info, prepare_tokenizer, select_device, select_dtype
-
         if device is not None:  # "auto" -> cuda/npu/mps/cpu
-            device = select_device(device)
+            device = models.select_device(device)
         tok = prepare_tokenizer(tokenizer)
         if dtype is not None:  # "auto" depends on where the model will run
-            model = model.to(select_dtype(dtype, device or str(next(model.parameters()).device)))
+            model = model.to(models.select_dtype(dtype, device or str(next(model.parameters()).device)))
         if device is not None:
             model = model.to(device)
-        name = getattr(model, "name_or_path", None) or getattr(model.config, "_name_or_path", "") or "model"
+        name = model_name(model)
         info = model_info(model, name, revision=revision, weights="tensors" if hash_weights else None)
         return cls(model, tok, info, batch_size=batch_size, prefix_cache=prefix_cache, max_length=max_length)
 
     def use_tokenizer(self, tokenizer) -> None:
         """Score with another tokenizer than the model folder's."""
-        from ..models import prepare_tokenizer
-
         self.tokenizer = prepare_tokenizer(tokenizer)
         self.folder = None
 
     def info(self) -> dict:
         if self._info is None:
-            from ..models import model_info
-
-            name = getattr(self.model, "name_or_path", None) or getattr(self.model.config, "_name_or_path", "") or "model"
-            self._info = model_info(self.model, name, weights=None)
+            self._info = model_info(self.model, model_name(self.model), weights=None)
         return self._info
 
     def fingerprint(self) -> dict:
@@ -138,22 +157,22 @@ class HFBackend(Backend):
             key = id(self.tokenizer)
             if getattr(self, "_tok_sha", (None, None))[0] != key:
                 backend_tok = getattr(self.tokenizer, "backend_tokenizer", None)
-                self._tok_sha = (key, _sha(backend_tok.to_str()) if backend_tok is not None else None)
+                self._tok_sha = (key, text_sha256(backend_tok.to_str()) if backend_tok is not None else None)
             tok_sha = self._tok_sha[1]
         return {
             "name_or_path": info["name_or_path"], "revision": info.get("revision"),
             "weights_sha256": info.get("weights_sha256"), "dtype": info.get("dtype"),
             "max_length": self.context_length(), "tokenizer_sha256": tok_sha,
-            "chat_template_sha256": _sha(getattr(self.tokenizer, "chat_template", None)),
-            "generation_config_sha256": self._generation_config_sha(),  # kept in the fingerprint in generate mode only
+            "chat_template_sha256": text_sha256(getattr(self.tokenizer, "chat_template", None)),
+            "generation_config_sha256": self._generation_configtext_sha256(),  # kept in the fingerprint in generate mode only
         }
 
-    def _generation_config_sha(self) -> str | None:
+    def _generation_configtext_sha256(self) -> str | None:
         """sha256 of the generation config in memory (a Hub model's or an edited one: not on disk to hash)."""
         config = getattr(self.model, "generation_config", None)
         if config is None or not hasattr(config, "to_json_string"):
             return None
-        return _sha(config.to_json_string(use_diff=False))
+        return text_sha256(config.to_json_string(use_diff=False))
 
     def context_length(self) -> int | None:
         return context_limit(self.model, self.tokenizer, self.max_length)
@@ -161,14 +180,13 @@ class HFBackend(Backend):
     # ------------------------------------------------------------------------------------------ prompts
 
     def _render(self, prompt: Prompt):
-        """The prompt as the model reads it (:class:`~ancientbench.prompts.PromptParts`, chat template applied)."""
-        from ..prompts import PromptParts, chat_wrap
-
+        """The prompt as the model reads it: itself, or rendered with the chat template (split at the end of its
+        prefix, :func:`~ancientbench.prompts.chat_wrap`); either has ``prefix`` and ``text``."""
+        if not prompt.chat:
+            return prompt
         parts = self._rendered.get(prompt)
         if parts is None:
-            parts = PromptParts(prompt.prefix, prompt.suffix)
-            if prompt.chat:
-                parts = chat_wrap(self.tokenizer, parts)
+            parts = chat_wrap(self.tokenizer, prompt)
             if len(self._rendered) > 100_000:  # a cache for one task's fitting and scoring, not forever
                 self._rendered.clear()
             self._rendered[prompt] = parts
@@ -207,19 +225,16 @@ class HFBackend(Backend):
     # ------------------------------------------------------------------------------------------- letter
 
     def letter_logprobs(self, requests: Sequence[LetterRequest], on_done: OnDone | None = None) -> list[LetterResult]:
-        from ..prompts import LETTER_STYLES
-        from ..tasks import LETTERS
         if not requests:
             return []
         conts = {r.continuations for r in requests}
-        style = next((s for s, pre in LETTER_STYLES.items() if conts == {tuple(pre + x for x in LETTERS)}), None)
-        if style is None:
-            raise BackendError(f"the hf backend scores the letters A-D bare or after a space, not {sorted(conts)}")
+        if len(conts) > 1:
+            raise BackendError(f"the hf backend scores one set of letter continuations per call, not {sorted(conts)}")
         chat = self._one_chat_flag(requests)
         parts = [self._render(r.prompt) for r in requests]
         full = self._encode_texts([p.text for p in parts], not chat)
         names = [r.name or f"prompt #{i}" for i, r in enumerate(requests)]
-        encs, letter_ids = encode(self.tokenizer, parts, style, not chat, full=full, names=names)
+        encs, letter_ids = encode(self.tokenizer, parts, next(iter(conts)), not chat, full=full, names=names)
         results: list[LetterResult | None] = [None] * len(requests)
 
         def sink(chunk: list[int], rows: list[list[float]]) -> None:
@@ -244,7 +259,7 @@ class HFBackend(Backend):
 
     def loglikelihoods(self, requests: Sequence[LoglikelihoodRequest],
                        on_done: OnDone | None = None) -> list[LoglikelihoodResult]:
-        import torch
+        import torch  # lazy: torch costs seconds to import; only a model run needs it
 
         if not requests:
             return []
@@ -313,7 +328,7 @@ class HFBackend(Backend):
     # ----------------------------------------------------------------------------------------- generate
 
     def generate(self, requests: Sequence[GenerateRequest], on_done: OnDone | None = None) -> list[GenerateResult]:
-        import torch
+        import torch  # lazy: torch costs seconds to import; only a model run needs it
 
         if not requests:
             return []
@@ -361,7 +376,7 @@ class HFBackend(Backend):
     def _batched(self, device, lengths: Sequence[int], fn, sink) -> None:
         """Run ``fn`` over the indices in batches, longest first, in eval mode without gradients (OOM back-off in
         :func:`ancientbench.backends.hf_scoring.run_batches`); the batch size reached is kept for the next call and recorded."""
-        import torch
+        import torch  # lazy: torch costs seconds to import; only a model run needs it
 
         was_training = self.model.training
         self.model.eval()

@@ -45,13 +45,15 @@ How a prompt is scored:
 from __future__ import annotations
 
 import copy
+import gc
 import inspect
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from ..errors import AncientBenchError
-from ..prompts import PromptParts, format_exemplar, letter_prefix
+from ..prompts import PromptParts, format_exemplar
 from ..tasks import LETTERS
+from .base import letter_continuations
 
 PREFIX_CACHE_MODES = ("auto", True, False)
 
@@ -121,20 +123,23 @@ def _show(tokenizer, ids: Sequence[int], n: int = 4) -> str:
 
 
 def _letter_ids(
-    encoder: Encoder, texts: Sequence[str], full: Sequence[Sequence[int]], letter_style: str, names: Sequence[str]
+    encoder: Encoder, texts: Sequence[str], full: Sequence[Sequence[int]], continuations: Sequence[str],
+    names: Sequence[str],
 ) -> dict[str, int]:
-    """Resolve and verify each letter's token id on every prompt (see module docstring)."""
+    """Resolve and verify each letter's token id on every prompt (see module docstring); ``continuations``: A-D as
+    written after the prompt."""
     tok = encoder.tokenizer
-    pre = letter_prefix(letter_style)
+    if len(continuations) != len(LETTERS):
+        raise LetterTokenError(f"expected the {len(LETTERS)} letters A-D as continuations, got {list(continuations)}")
     out: dict[str, int] = {}
-    for letter in LETTERS:
-        with_letter = encoder([t + pre + letter for t in texts])
+    for letter, cont in zip(LETTERS, continuations):
+        with_letter = encoder([t + cont for t in texts])
         for i, (base, ext) in enumerate(zip(full, with_letter)):
             if len(ext) != len(base) + 1 or ext[: len(base)] != base:
                 raise LetterTokenError(
-                    f"tokenizer {tokenizer_name(tok)}: letter {pre + letter!r} (letter style {letter_style!r}) is not "
+                    f"tokenizer {tokenizer_name(tok)}: letter {cont!r} is not "
                     f"exactly one new token after the prompt of {names[i]}: the prompt ends in tokens {_show(tok, base)} but "
-                    f"prompt+{pre + letter!r} ends in {_show(tok, ext)}. Its id cannot be read off without changing "
+                    f"prompt+{cont!r} ends in {_show(tok, ext)}. Its id cannot be read off without changing "
                     f"the prompt's tokens; try the other letter style (--letter-style)."
                 )
             got = ext[-1]
@@ -142,7 +147,7 @@ def _letter_ids(
                 out[letter] = got
             elif out[letter] != got:
                 raise LetterTokenError(
-                    f"tokenizer {tokenizer_name(tok)}: letter {pre + letter!r} is token {out[letter]} after the "
+                    f"tokenizer {tokenizer_name(tok)}: letter {cont!r} is token {out[letter]} after the "
                     f"first prompt but token {got} after the prompt of {names[i]}; the letter's id is not stable"
                 )
     if len(set(out.values())) != len(LETTERS):
@@ -160,7 +165,7 @@ class Encoded:
 def encode(
     tokenizer,
     parts: Sequence[PromptParts],
-    letter_style: str,
+    continuations: Sequence[str],
     add_special_tokens: bool,
     full: Sequence[list[int]] | None = None,
     names: Sequence[str] | None = None,
@@ -170,7 +175,7 @@ def encode(
     if full is None:
         full = encoder(texts)
     names = list(names) if names is not None else [f"prompt #{i}" for i in range(len(texts))]
-    letter_ids = _letter_ids(encoder, texts, full, letter_style, names) if texts else {}
+    letter_ids = _letter_ids(encoder, texts, full, continuations, names) if texts else {}
     prefixes = sorted({p.prefix for p in parts if p.prefix})
     prefix_ids = dict(zip(prefixes, encoder(prefixes)))
     encs = []
@@ -208,7 +213,7 @@ class Runner:
     """Runs batches through the model: from scratch, or against a cached shared prefix."""
 
     def __init__(self, model, pad_id: int, letter_ids: dict[str, int]):
-        import torch
+        import torch  # lazy: torch costs seconds to import; only a model run needs it
 
         self.torch = torch
         self.model = model
@@ -278,16 +283,14 @@ class Runner:
 
 
 def _is_oom(err: BaseException) -> bool:
-    import torch
+    import torch  # lazy: torch costs seconds to import; only a model run needs it
 
     oom_types = tuple(t for t in (getattr(torch, "OutOfMemoryError", None),) if t is not None)
     return isinstance(err, oom_types) or "out of memory" in str(err).lower()
 
 
 def _free_memory() -> None:
-    import gc
-
-    import torch
+    import torch  # lazy: torch costs seconds to import; only a model run needs it
 
     gc.collect()
     for backend in ("cuda", "npu", "mps"):
@@ -406,7 +409,7 @@ def score_encoded(
     on_batch: Callable[[list[int], list[list[float]]], None] | None = None,
 ) -> tuple[list[list[float] | None], int, int]:
     """Scores per item, the number of items scored against a cached prefix, and the batch size reached."""
-    import torch
+    import torch  # lazy: torch costs seconds to import; only a model run needs it
 
     requested = check_batch_size(batch_size)
     results: list[list[float] | None] = [None] * len(encs)
@@ -489,7 +492,7 @@ def score_items(
     after each batch. Raises :class:`LetterTokenError` or :class:`ContextLengthError` before any forward pass.
     """
     parts = [p if isinstance(p, PromptParts) else PromptParts("", p) for p in prompts]
-    encs, letter_ids = encode(tokenizer, parts, letter_style, add_special_tokens)
+    encs, letter_ids = encode(tokenizer, parts, letter_continuations(letter_style), add_special_tokens)
     limit = context_limit(model, tokenizer, max_length)
     if limit is not None:
         too_long = [(i, len(e.ids)) for i, e in enumerate(encs) if len(e.ids) > limit]

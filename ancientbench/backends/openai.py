@@ -45,11 +45,11 @@ import os
 import threading
 from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .base import (
     Backend,
-    BackendConfig,
     BackendError,
     GenerateRequest,
     GenerateResult,
@@ -61,6 +61,7 @@ from .base import (
     Prompt,
     UnsupportedModeError,
 )
+from .options import ExtraOptions, ServerConfig
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_TOP_LOGPROBS = 20  # the OpenAI chat API's maximum; vLLM's default --max-logprobs is 20 too
@@ -133,9 +134,7 @@ def _boolean_logprob(text: str) -> str | None:
 def load_tokenizer(name: str):
     """``--tokenizer`` (a Hub id or folder), or one line naming it: not found, or files that do not parse (a
     tokenizer.json without ``added_tokens`` is a KeyError inside transformers)."""
-    from pathlib import Path
-
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer  # lazy: transformers costs seconds to import; only a model run needs it
 
     try:
         return AutoTokenizer.from_pretrained(name)
@@ -165,27 +164,34 @@ def _reasoning(message) -> str | None:
     return None
 
 
+class OpenAIConfig(ServerConfig, ExtraOptions):
+    """The openai backend's options: the server, its key, concurrency, timeouts, a local tokenizer and the extras
+    (``top_logprobs``, ``temperature``, ``max_tokens_param``)."""
+
+
 class OpenAIBackend(Backend):
     """A model behind an OpenAI-compatible HTTP API (module doc: modes, retries, options)."""
 
     name = "openai"
     modes = ("letter", "ppl", "generate")
+    config_class = OpenAIConfig
 
-    def __init__(self, config: BackendConfig, client, served: dict | None, options: dict[str, Any]):
+    def __init__(self, config: OpenAIConfig, client, served: dict | None, options: dict[str, Any], *,
+                 counts: Counter | None = None, lock: threading.Lock | None = None, tokenizer=None):
         self.config = config
         self.client = client
         self.served = served or {}
         self.options = options
-        self._tokenizer = None
-        self._lock = threading.Lock()
-        self._counts: Counter = Counter()
+        self._tokenizer = tokenizer
+        self._lock = lock or threading.Lock()
+        self._counts: Counter = counts if counts is not None else Counter()
 
     # ------------------------------------------------------------------------------------------ loading
 
     @classmethod
-    def load(cls, config: BackendConfig) -> "OpenAIBackend":
+    def load(cls, config: OpenAIConfig) -> "OpenAIBackend":
         try:
-            import openai
+            import openai  # lazy: optional extra [serve], imported when the backend is used
         except ImportError as err:
             raise BackendError("the openai backend needs the openai client: pip install 'ancientbench[serve]'") from err
         options = cls._parse_options(config.options)
@@ -196,8 +202,6 @@ class OpenAIBackend(Backend):
                 raise BackendError(f"no API key: set ${key_env} (or name another variable with --api-key-env), "
                                    "or give --base-url of a local server")
             key = "EMPTY"  # local servers (vLLM, llama.cpp, transformers serve) accept any key
-        if config.concurrency < 1:
-            raise BackendError(f"--concurrency must be at least 1, got {config.concurrency}")
         counts: Counter = Counter()
         lock = threading.Lock()
 
@@ -211,11 +215,9 @@ class OpenAIBackend(Backend):
         client = openai.OpenAI(base_url=config.base_url, api_key=key, timeout=config.timeout,
                                max_retries=config.max_retries, http_client=http_client)
         served = cls._served_model(client, config)
-        backend = cls(config, client, served, options)
-        backend._counts, backend._lock = counts, lock
-        if config.tokenizer:  # before the stored predictions are checked: a typo must not set a finished run aside
-            backend._tokenizer = load_tokenizer(config.tokenizer)
-        return backend
+        # the tokenizer is read now, before the stored predictions are checked: a typo must not set a finished run aside
+        tokenizer = load_tokenizer(config.tokenizer) if config.tokenizer else None
+        return cls(config, client, served, options, counts=counts, lock=lock, tokenizer=tokenizer)
 
     @staticmethod
     def _parse_options(raw) -> dict[str, Any]:
@@ -244,10 +246,10 @@ class OpenAIBackend(Backend):
         return options
 
     @staticmethod
-    def _served_model(client, config: BackendConfig) -> dict | None:
+    def _served_model(client, config: OpenAIConfig) -> dict | None:
         """The server's ``/v1/models`` entry for the model; a clear error when the server is unreachable, the
         key is refused or the model is not served. ``None`` when the server has no model list."""
-        import openai
+        import openai  # lazy: optional extra [serve], imported when the backend is used
 
         where = config.base_url or "the OpenAI API"
         try:
@@ -334,7 +336,7 @@ class OpenAIBackend(Backend):
         """One API call (``fn`` makes it ``with_raw_response``); ``(response, None)``, or ``(None, error text)``
         when the server refuses the item or answers a log-probability ``true``/``false`` (the client would read
         it as 1.0/0.0, so the raw body is checked)."""
-        import openai
+        import openai  # lazy: optional extra [serve], imported when the backend is used
 
         where = self.config.base_url or "the OpenAI API"
         try:

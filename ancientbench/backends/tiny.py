@@ -4,19 +4,18 @@ and caches the model on first use). ``--model tiny-random`` selects it with the 
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ..tiny import TINY_RANDOM_NAME, tiny_random_path
-from .base import BackendConfig
-from .hf import HFBackend
+from .hf import HFBackend, HFConfig
 
 
 class TinyRandomBackend(HFBackend):
     name = "tiny-random"
+    model_names = (TINY_RANDOM_NAME,)  # --model tiny-random on the default backend runs here
 
     @classmethod
-    def load(cls, config: BackendConfig) -> "TinyRandomBackend":
-        folder = tiny_random_path()
-        be = super().load(replace(config, model=str(folder)))
-        be._info = {**be.info(), "name_or_path": TINY_RANDOM_NAME, "smoke_model": True}
-        return be
+    def load(cls, config: HFConfig) -> "TinyRandomBackend":
+        return cls.open(config, tiny_random_path(), record_as=TINY_RANDOM_NAME, smoke_model=True)
+
+    @classmethod
+    def results_name(cls, model: str) -> str:
+        return TINY_RANDOM_NAME

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..models import local_model_path, weights_sha256
+from ..prompts import PromptParts, chat_wrap
+from ..tasks import LETTERS
 from .base import (
     Backend,
-    BackendConfig,
     BackendError,
     GenerateRequest,
     GenerateResult,
@@ -34,30 +36,37 @@ from .base import (
     OnDone,
     Prompt,
 )
-from .hf import _sha, tokenizer_files_sha256
+from .hf import text_sha256, tokenizer_files_sha256
 from .hf_scoring import Encoder, encode
+from .options import ExtraOptions, WeightsConfig
 
 CHUNK = 512  # requests per vLLM call: large enough to keep the engine busy, small enough to save progress often
+
+
+class VLLMConfig(WeightsConfig, ExtraOptions):
+    """The vllm backend's options: the weights (revision, dtype, remote code), the context limit and the engine's
+    extras (``tensor_parallel_size``, ``gpu_memory_utilization``, ``enforce_eager``); vLLM places and batches
+    the model itself."""
 
 
 class VLLMBackend(Backend):
     name = "vllm"
     batches_in_process = True
     modes = ("letter", "ppl", "generate")
+    config_class = VLLMConfig
 
-    def __init__(self, llm, config: BackendConfig):
+    def __init__(self, llm, config: VLLMConfig):
         self.llm = llm
         self.config = config
         self.tokenizer = llm.get_tokenizer()
         self._letter_ids: dict | None = None
 
     @classmethod
-    def load(cls, config: BackendConfig) -> "VLLMBackend":
+    def load(cls, config: VLLMConfig) -> "VLLMBackend":
         try:
-            from vllm import LLM
+            from vllm import LLM  # lazy: optional extra (GPU), imported when the backend is used
         except ImportError as err:
             raise BackendError(f"the vllm backend needs vLLM (pip install 'ancientbench[vllm]'): {err}") from err
-        from ..models import local_model_path
 
         opts = dict(config.options)
         kwargs = {
@@ -89,13 +98,11 @@ class VLLMBackend(Backend):
                 "smoke_model": False, "architecture": ",".join(getattr(mc.hf_config, "architectures", None) or [])}
 
     def fingerprint(self) -> dict:
-        from ..models import weights_sha256
-
         info = self.info()
         return {"name_or_path": info["name_or_path"], "revision": info["revision"],
                 "weights_sha256": weights_sha256(self.config.model), "dtype": info["dtype"],
                 "max_length": self.context_length(), "tokenizer_sha256": tokenizer_files_sha256(self.config.model),
-                "chat_template_sha256": _sha(getattr(self.tokenizer, "chat_template", None))}
+                "chat_template_sha256": text_sha256(getattr(self.tokenizer, "chat_template", None))}
 
     def context_length(self) -> int | None:
         return int(self._model_config().max_model_len)
@@ -105,9 +112,8 @@ class VLLMBackend(Backend):
     def _text(self, prompt: Prompt) -> str:
         if not prompt.chat:
             return prompt.text
-        from ..prompts import PromptParts, chat_wrap
 
-        return chat_wrap(self.tokenizer, PromptParts(prompt.prefix, prompt.suffix)).text
+        return chat_wrap(self.tokenizer, prompt).text
 
     def _ids(self, prompts: Sequence[Prompt]) -> list[list[int]]:
         out: list[list[int]] = [[] for _ in prompts]
@@ -122,7 +128,7 @@ class VLLMBackend(Backend):
 
     def _prompt_logprob_sums(self, seqs: list[tuple[list[int], int]]) -> list[float]:
         """Sum of the log-probabilities of the last ``n`` tokens of each sequence (vLLM prompt logprobs)."""
-        from vllm import SamplingParams
+        from vllm import SamplingParams  # lazy: optional extra (GPU), imported when the backend is used
 
         params = SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=0)
         outs = self.llm.generate([{"prompt_token_ids": ids} for ids, _ in seqs], params, use_tqdm=False)
@@ -155,18 +161,15 @@ class VLLMBackend(Backend):
         return self._in_chunks(self._generate, requests, on_done)
 
     def _letters(self, requests: Sequence[LetterRequest]) -> list[LetterResult]:
-        from ..prompts import LETTER_STYLES, PromptParts
-        from ..tasks import LETTERS
         if not requests:
             return []
         conts = {r.continuations for r in requests}
-        style = next((s for s, pre in LETTER_STYLES.items() if conts == {tuple(pre + x for x in LETTERS)}), None)
-        if style is None or len({r.prompt.chat for r in requests}) > 1:
-            raise BackendError("the vllm backend scores the letters A-D, bare or after a space, one chat flag per call")
+        if len(conts) > 1 or len({r.prompt.chat for r in requests}) > 1:
+            raise BackendError("the vllm backend scores one set of letter continuations and one chat flag per call")
         chat = requests[0].prompt.chat
         parts = [PromptParts("", self._text(r.prompt)) for r in requests]
         full = self._ids([r.prompt for r in requests])
-        encs, letter_ids = encode(self.tokenizer, parts, style, not chat, full=full,
+        encs, letter_ids = encode(self.tokenizer, parts, next(iter(conts)), not chat, full=full,
                                    names=[r.name or f"prompt #{i}" for i, r in enumerate(requests)])
         self._letter_ids = letter_ids
         seqs = [(e.ids + [letter_ids[x]], 1) for e in encs for x in LETTERS]
@@ -195,7 +198,7 @@ class VLLMBackend(Backend):
         return results
 
     def _generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResult]:
-        from vllm import SamplingParams
+        from vllm import SamplingParams  # lazy: optional extra (GPU), imported when the backend is used
 
         if not requests:
             return []

@@ -19,7 +19,8 @@ import dataclasses
 from typing import Iterable, Sequence
 
 from ..aggregate import aggregate
-from ..tasks import COMPETENCIES, LETTERS
+from ..table import render
+from ..tasks import COMPETENCIES, COMPETENCY_DISPLAY, LETTERS
 
 ROTATIONS = 4
 SEPARATOR = "#rot"
@@ -132,8 +133,6 @@ def add_circular_figures(results: dict, records: Sequence[dict]) -> dict:
 
 def format_table(results_list: Sequence[dict]) -> str:
     """Plain vs circular accuracy per competency and average, one pair of rows per setting."""
-    from ..tasks import COMPETENCY_DISPLAY
-
     head = ["setting", "figure"] + [COMPETENCY_DISPLAY[c][1] for c in COMPETENCIES] + ["Average"]
     rows = []
     for res in results_list:
@@ -144,6 +143,5 @@ def format_table(results_list: Sequence[dict]) -> str:
         for key, label in (("plain_accuracy", "plain (original order)"), ("circular_accuracy", "circular (all 4 rotations)")):
             vals = [fig["competencies"].get(c, {}).get(key) for c in COMPETENCIES] + [fig["average"][key]]
             rows.append([name, label] + ["-" if v is None else f"{100 * v:.2f}" for v in vals])
-    from ..table import render
 
     return render(head, rows, align="ll" + "r" * (len(head) - 2))

@@ -28,6 +28,7 @@ import os
 from typing import Any, Sequence
 
 from ..errors import AncientBenchError
+from ..models import npu_available
 
 
 class DistributedError(AncientBenchError, ValueError):
@@ -82,13 +83,13 @@ class Processes(SingleProcess):
 
     def gather(self, objects: list) -> list:
         """Every process's ``objects`` concatenated in process order, on every process."""
-        from accelerate.utils import gather_object
+        from accelerate.utils import gather_object  # lazy: only a multi-process run needs it
 
         return gather_object(list(objects))
 
     def broadcast(self, obj: Any) -> Any:
         """The main process's ``obj`` on every process."""
-        from accelerate.utils import broadcast_object_list
+        from accelerate.utils import broadcast_object_list  # lazy: only a multi-process run needs it
 
         box = [obj if self.is_main_process else None]
         broadcast_object_list(box, from_process=0)
@@ -117,13 +118,12 @@ def init(device: str | None = None, device_map: str | None = None) -> SingleProc
             f"--device-map {device_map} spreads one model over all devices of one process; it cannot be combined "
             f"with {n} processes (data parallelism) - use one or the other"
         )
-    from accelerate import PartialState
+    from accelerate import PartialState  # lazy: only a multi-process run needs it
 
-    from ..models import npu_available
 
     kind = (device or "auto").split(":")[0]
     if kind == "auto":
-        import torch
+        import torch  # lazy: torch costs seconds to import; only a model run needs it
 
         cpu = not (torch.cuda.is_available() or npu_available())
     else:

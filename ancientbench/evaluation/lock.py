@@ -10,15 +10,19 @@ killed run is never held: the next run takes it over and warns, naming the dead 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import sys
 import time
-import warnings
 from pathlib import Path
+
+from filelock import FileLock, Timeout
 
 from ..errors import AncientBenchError
 from ..fileio import atomic_write
+
+log = logging.getLogger(__name__)
 
 LOCK_NAME = ".ancientbench.lock"
 INFO_NAME = ".ancientbench.lock.json"
@@ -39,8 +43,6 @@ class OutputLock:
     """``with OutputLock(folder):`` - fail at once (no waiting) when another run holds the folder."""
 
     def __init__(self, folder: str | Path):
-        from filelock import FileLock
-
         self.folder = Path(folder)
         self.info_path = self.folder / INFO_NAME
         self._lock = FileLock(str(self.folder / LOCK_NAME), timeout=0)
@@ -54,8 +56,6 @@ class OutputLock:
 
     def _take_now(self) -> None:
         """Take the lock without waiting, or raise :class:`OutputLockedError` naming the run that holds it."""
-        from filelock import Timeout
-
         try:
             self._lock.acquire(timeout=0)
         except Timeout:
@@ -69,8 +69,7 @@ class OutputLock:
         self._take_now()
         stale = self._read_info()  # details left behind by a run that ended without releasing (killed)
         if stale and stale.get("pid") != os.getpid():
-            warnings.warn(f"{self.folder}: taking over a stale lock left by a run that is gone ({_describe(stale)})",
-                          UserWarning, stacklevel=2)
+            log.warning(f"{self.folder}: taking over a stale lock left by a run that is gone ({_describe(stale)})")
         info = {"pid": os.getpid(), "host": socket.gethostname(),
                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": " ".join(sys.argv)}
         atomic_write(self.info_path, json.dumps(info, ensure_ascii=False))

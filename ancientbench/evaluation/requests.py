@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, Sequence
 
-from ..backends.base import Backend, GenerateRequest, LetterRequest, LoglikelihoodRequest, Prompt
-from ..prompts import letter_prefix
+from ..backends.base import Backend, GenerateRequest, LetterRequest, LoglikelihoodRequest, Prompt, letter_continuations
 from ..tasks import LETTERS
 from .extract import extract_letter
 from .settings import Settings
@@ -62,7 +61,7 @@ class LetterMode(ModeRequests):
     mode = "letter"
 
     def requests(self, settings, prompts, items, names):
-        conts = tuple(letter_prefix(settings.letter_style) + x for x in LETTERS)
+        conts = letter_continuations(settings.letter_style)
         return [LetterRequest(p, conts, n) for p, n in zip(prompts, names)]
 
     def call(self, backend, requests, on_done):

@@ -5,30 +5,30 @@ from __future__ import annotations
 
 import datetime as _dt
 import platform
+from importlib import metadata
 from typing import Sequence
 
+from .. import __version__
+from .. import tasks as _tasks
 from ..aggregate import aggregate
 from ..letters import from_predictions
+from ..prompts import template_info
 from .layout import RESULTS_FORMAT
 
 
 def package_versions() -> dict[str, str | None]:
     """Versions of the packages that can change a score, plus Python and the platform."""
-    from importlib import metadata
-
     out: dict[str, str | None] = {"python": platform.python_version(), "platform": platform.platform()}
     for name in ("ancientbench", "torch", "transformers", "tokenizers", "accelerate", "datasets", "numpy", "torch_npu"):
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             if name == "ancientbench":
-                from .. import __version__
-
                 out[name] = __version__
             elif name != "torch_npu":
                 out[name] = None
     try:
-        import torch
+        import torch  # lazy: torch costs seconds to import; only a model run needs it
 
         out["cuda"] = torch.version.cuda
     except Exception:  # torch missing is reported above as None
@@ -56,10 +56,6 @@ def build_results(
     ``accuracy_sum`` (the accuracy had the summed instead of the length-normalised log-likelihood decided);
     where a backend returned some letters' log-probabilities only, ``missing_letter_items``.
     """
-    from .. import __version__
-    from .. import tasks as _tasks
-    from ..prompts import template_info
-
     agg = aggregate([r["pred"] == r["gold"] for r in records], [r["task"] for r in records])
     shots = setting["shots"]
     mode = setting.get("mode", "letter")

@@ -27,13 +27,16 @@ no answer - ``error`` and ``error_type`` (``context_length``, ``backend``, ``mis
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import sys
 import time
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
+
+from tqdm.auto import tqdm
 
 from ..backends.base import (
     Backend,
@@ -44,12 +47,16 @@ from ..errors import AncientBenchError
 from ..fileio import atomic_write
 from ..prompts import build_mode_prompt, format_mode_exemplar
 from ..tasks import task_row
+from . import distributed
+from .circular import add_circular_figures
 from .layout import predictions_path, results_path
 from .lock import OutputLock, OutputLockedError
 from .requests import MODES
 from .results import build_results
 from .settings import Settings
-from .store import PredictionStore, ResumeError, _matches, fewshot_sha256, item_sha256
+from .store import PredictionStore, ResumeError, fewshot_sha256, item_sha256, matches
+
+log = logging.getLogger(__name__)
 
 
 class EvaluationError(AncientBenchError, ValueError):
@@ -80,6 +87,51 @@ def _drop_order(backend: Backend, mode: str, exemplars: Sequence[Mapping[str, st
 # ------------------------------------------------------------------------------------------ one task
 
 
+def fit_to_context(backend: Backend, settings: Settings, items: Sequence[Mapping[str, str]],
+                   prompt_for: Callable[[int, int], Prompt], limit: int | None) -> tuple[list[int], dict[int, int]]:
+    """``(dropped, too_long)``: how many exemplars each item's prompt drops (longest first) to fit ``limit`` tokens,
+    and the items that do not fit even with none (item -> tokens it needs). Nothing is dropped when the backend
+    cannot count tokens or tell its context."""
+    asking = MODES[settings.mode]
+    dropped = [0] * len(items)
+    too_long: dict[int, int] = {}
+    pending = list(range(len(items))) if limit is not None else []
+    while pending:
+        needed = asking.needed_tokens(backend, settings, [prompt_for(i, dropped[i]) for i in pending], [items[i] for i in pending])
+        if needed is None:
+            break
+        retry = []
+        for i, n in zip(pending, needed):
+            if n <= limit:
+                continue
+            if dropped[i] < settings.shots:
+                dropped[i] += 1
+                retry.append(i)
+            else:
+                too_long[i] = n
+        pending = retry
+    return dropped, too_long
+
+
+def too_long_message(settings: Settings, n: int, limit: int | None) -> str:
+    """The error record's words for a question that does not fit the context even zero-shot."""
+    if settings.mode == "generate":
+        return (f"question alone needs {n} tokens with the {settings.max_new_tokens} new tokens of the answer, "
+                f"more than the model's context of {limit}")
+    return f"question alone is {n} tokens, longer than the model's context of {limit}"
+
+
+def check_task(backend: Backend, settings: Settings, task: str, exemplars: Sequence) -> None:
+    """A known task with enough exemplars for the shots, on a backend that answers the mode."""
+    task_row(task)  # one of the ten, or a user task's valid name
+    if len(exemplars) < settings.shots:
+        raise EvaluationError(f"task {task!r}: {settings.shots}-shot needs {settings.shots} dev exemplars, only "
+                              f"{len(exemplars)} available")
+    if not backend.supports(settings.mode):
+        raise UnsupportedModeError(f"backend {backend.name!r} does not support --mode {settings.mode} "
+                                   f"(it supports: {', '.join(backend.modes)})")
+
+
 def score_task(
     backend: Backend,
     settings: Settings,
@@ -96,13 +148,8 @@ def score_task(
     ``on_batch(records)`` receives each finished batch's records (items too long for the context first);
     ``progress`` is anything with ``update(n)``.
     """
-    task_row(task)  # one of the ten, or a user task's valid name
+    check_task(backend, settings, task, exemplars)
     shots, mode, style = settings.shots, settings.mode, settings.letter_style
-    if len(exemplars) < shots:
-        raise EvaluationError(f"task {task!r}: {shots}-shot needs {shots} dev exemplars, only {len(exemplars)} available")
-    if not backend.supports(mode):
-        raise UnsupportedModeError(f"backend {backend.name!r} does not support --mode {mode} "
-                                   f"(it supports: {', '.join(backend.modes)})")
     asking = MODES[mode]
     shots_list = list(exemplars[:shots])
     limit = backend.context_length()
@@ -110,26 +157,9 @@ def score_task(
     kept_by_dropped = [[e for j, e in enumerate(shots_list) if j not in set(drop[:d])] for d in range(shots + 1)]
 
     def prompt_for(i: int, dropped: int) -> Prompt:
-        p = build_mode_prompt(mode, task, items[i], kept_by_dropped[dropped], style)
-        return Prompt(p.prefix, p.suffix, settings.chat)
+        return Prompt.of(build_mode_prompt(mode, task, items[i], kept_by_dropped[dropped], style), settings.chat)
 
-    dropped = [0] * len(items)
-    too_long: dict[int, int] = {}  # item -> tokens it needs without exemplars
-    pending = list(range(len(items))) if limit is not None else []
-    while pending:
-        needed = asking.needed_tokens(backend, settings, [prompt_for(i, dropped[i]) for i in pending], [items[i] for i in pending])
-        if needed is None:
-            break
-        retry = []
-        for i, n in zip(pending, needed):
-            if n <= limit:
-                continue
-            if dropped[i] < shots:
-                dropped[i] += 1
-                retry.append(i)
-            else:
-                too_long[i] = n
-        pending = retry
+    dropped, too_long = fit_to_context(backend, settings, items, prompt_for, limit)
     records: list[dict | None] = [None] * len(items)
     prompts = {i: prompt_for(i, dropped[i]) for i in range(len(items))}
 
@@ -146,12 +176,7 @@ def score_task(
 
     error_records = []
     for i, n in too_long.items():
-        if mode == "generate":
-            message = (f"question alone needs {n} tokens with the {settings.max_new_tokens} new tokens of the answer, "
-                       f"more than the model's context of {limit}")
-        else:
-            message = f"question alone is {n} tokens, longer than the model's context of {limit}"
-        records[i] = error(i, message, "context_length")
+        records[i] = error(i, too_long_message(settings, n, limit), "context_length")
         error_records.append(records[i])
     if error_records and on_batch is not None:
         on_batch(error_records)
@@ -200,8 +225,6 @@ def _blocks(rows: Sequence[dict]) -> list[list[dict]]:
 
 def block_sha256(block: Sequence[Mapping]) -> str:
     """Short sha256 of a block's item ids, in order: a record made in another block is never reused."""
-    import hashlib
-
     return hashlib.sha256("\n".join(it["id"] for it in block).encode("utf-8")).hexdigest()[:16]
 
 
@@ -237,8 +260,6 @@ class Plan:
 def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, overwrite=False, repair=False,
          procs) -> Plan:
     """Fingerprint the setting, load (and check) the stored predictions, and shard what is left."""
-    from ..models import model_slug
-
     fingerprint = settings.fingerprint(backend.fingerprint())
     main = procs.is_main_process
     shots = settings.shots
@@ -250,7 +271,7 @@ def plan(backend: Backend, questions, settings: Settings, *, output_dir=None, ov
     retried: list[str] = []
     whole_blocks = settings.mode != "generate" and type(backend).batches_in_process
     if output_dir is not None:
-        folder = Path(output_dir) / settings.output_name(model_slug(backend.info()["name_or_path"]))
+        folder = settings.folder(output_dir, backend.info()["name_or_path"])
         pred_file = predictions_path(folder, shots)
         error = None
         if main:  # only the main process reads, checks and repairs the files; the others learn what is done
@@ -311,17 +332,17 @@ def _unusable(done: dict[str, dict], expected: Mapping, questions, mode: str, wh
     """Drop from ``done`` what a resumed run must score again, with a warning each: stale records (made for
     another item or exemplar set, malformed, or disagreeing with their item) and error records it retries."""
     asking, item_of = MODES[mode], {it["id"]: it for rows in questions.items.values() for it in rows}
-    stale = [i for i in expected if i in done and not (_matches(done[i], expected[i]) and asking.agrees(done[i], item_of[i]))]
+    stale = [i for i in expected if i in done and not (matches(done[i], expected[i]) and asking.agrees(done[i], item_of[i]))]
     for i in stale:  # scored again; the rewrite at the end replaces them
         del done[i]
     if stale:
-        warnings.warn(
+        log.warning(
             f"{pred_file}: {len(stale)} stored prediction(s) were made for other items or few-shot "
             f"exemplars under the same id (question, options, answer or another field changed, other "
             f"exemplars, or written before items were hashed), are malformed (a prediction that is no "
             f"letter, log-probabilities that are not four numbers), or disagree with their item (a gold "
             f"that is not its answer, a prediction that is not what the stored log-probabilities give): "
-            f"{_shown(stale)}; scoring them again", stacklevel=4)
+            f"{_shown(stale)}; scoring them again")
     # Records without an answer (a server error, no letter) are scored again: the server may answer now. An item
     # too long for the context is retried only where that costs no scoring of its block (the context limit is
     # part of the fingerprint; a server's may have grown).
@@ -330,23 +351,19 @@ def _unusable(done: dict[str, dict], expected: Mapping, questions, mode: str, wh
     for i in retried:
         del done[i]
     if retried:
-        warnings.warn(f"{pred_file}: retrying {len(retried)} item(s) the backend gave no answer for last time: "
-                      f"{_shown(retried)}", stacklevel=4)
+        log.warning(f"{pred_file}: retrying {len(retried)} item(s) the backend gave no answer for last time: "
+                    f"{_shown(retried)}")
     return stale, retried
 
 
 def score(backend: Backend, questions, p: Plan, *, progress=True, log_samples=False, procs) -> tuple[dict, list, float]:
     """Score what the plan left, appending each finished batch to the store; returns the new records by id,
     the backend's batch sizes reached per task, and the seconds it took."""
-    from tqdm.auto import tqdm
-
-    from ..models import model_slug
-
     main = procs.is_main_process
     new: dict[str, dict] = {}
     batch_used: list[int] = []
     n_todo = sum(len(v) for v in p.todo.values())
-    label = f"{p.settings.output_name(model_slug(backend.info()['name_or_path']))} {p.settings.shots}-shot"
+    label = f"{p.settings.output_name(backend.info()['name_or_path'])} {p.settings.shots}-shot"
     if procs.num_processes > 1:
         label += f" [process {procs.process_index + 1}/{procs.num_processes}]"
 
@@ -439,7 +456,6 @@ def assemble(backend: Backend, questions, p: Plan, new: dict, batch_used: list, 
     if questions.missing_tasks:
         results["complete"] = False
     if p.settings.circular:  # items were expanded into their rotations: add plain and circular accuracy
-        from .circular import add_circular_figures
 
         add_circular_figures(results, ordered)
     if procs.num_processes > 1:
@@ -459,8 +475,6 @@ def run_setting(backend: Backend, questions, settings: Settings, *, output_dir: 
     """Score one setting over a :class:`~ancientbench.dataset.QuestionSet`, resuming from disk: plan -> score ->
     assemble. Under several processes every process scores a shard of each task's remaining items and gets
     the merged results; only the main process writes the predictions and results files."""
-    from . import distributed
-
     procs = processes or distributed.init()
     p = plan(backend, questions, settings, output_dir=output_dir, overwrite=overwrite, repair=repair, procs=procs)
     try:

@@ -9,9 +9,11 @@ the backend (:meth:`ancientbench.backends.base.Backend.fingerprint`), the data's
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..backends.base import DEFAULT_BACKEND, MODES, non_default_backend, results_family
 from ..errors import AncientBenchError
+from ..models import model_slug
 from ..prompts import letter_prefix, template_info
 from .extract import EXTRACTOR_SPEC
 
@@ -81,9 +83,10 @@ class Settings:
             out["ppl_decision"] = "length-normalised (per character) log-likelihood; summed one in accuracy_sum"
         return out
 
-    def output_name(self, model_slug: str) -> str:
-        """The folder under ``--output``: the model slug plus one suffix per non-default choice."""
-        s = model_slug
+    def output_name(self, model_name: str) -> str:
+        """The folder under ``--output`` (the one place it is spelled): the model's slug plus one suffix per
+        non-default choice."""
+        s = model_slug(model_name)
         if non_default_backend(self.backend):
             s += f"-{self.backend}"
         if self.mode != "letter":
@@ -95,3 +98,7 @@ class Settings:
         if self.circular:
             s += "-circular"
         return s
+
+    def folder(self, output_dir: str | Path, model_name: str) -> Path:
+        """Where this setting's files for ``model_name`` (as results record it) go under ``output_dir``."""
+        return Path(output_dir) / self.output_name(model_name)

@@ -6,19 +6,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import time
-import warnings
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from ..backends.base import ORIGINAL_BACKEND
 from ..errors import AncientBenchError
 from ..fileio import append_whole, atomic_write
 from ..schema import FIELDS
 from .layout import RESULTS_FORMAT, part_path, results_path, sidecar_path
 
+log = logging.getLogger(__name__)
+
 # fingerprint keys a sidecar written before backends and modes existed lacks: it was made with these
-FINGERPRINT_DEFAULTS = {"backend": "hf", "mode": "letter"}
+FINGERPRINT_DEFAULTS = {"backend": ORIGINAL_BACKEND, "mode": "letter"}
+
 
 class ResumeError(AncientBenchError, RuntimeError):
     """Stored predictions that cannot be read back (a corrupt line or sidecar, a file without its sidecar)."""
@@ -43,7 +47,7 @@ def fewshot_sha256(exemplars: Sequence[Mapping[str, str]], shots: int) -> str:
     return _rows_sha256([shots, [[e.get(f, "") for f in FIELDS] for e in list(exemplars)[:shots]]])
 
 
-def _matches(record: dict | None, expected: tuple[str, str] | None) -> bool:
+def matches(record: dict | None, expected: tuple[str, str] | None) -> bool:
     """Whether a stored record was made for exactly this item and exemplar set (records without hashes never are)
     and is well-formed enough to be reported (:func:`well_formed`)."""
     return (record is not None and expected is not None
@@ -118,9 +122,9 @@ class PredictionStore:
             if diff:  # made under another setting: never reused, never deleted - set aside, and all scored again
                 detail = "; ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in diff)
                 kept = self._set_aside()
-                warnings.warn(
+                log.warning(
                     f"{self.path} holds predictions of another setting ({detail}); scoring every item again "
-                    f"(the old files are kept as {', '.join(p.name for p in kept)})", stacklevel=3)
+                    f"(the old files are kept as {', '.join(p.name for p in kept)})")
                 return {}
             # a changed data file is no error: every record carries its item's hash and is checked by the caller
             self.files_sha256 = {**meta.get("files_sha256", {}), **self.files_sha256}
@@ -134,7 +138,7 @@ class PredictionStore:
         for path in files:
             for rec in self._read(path):
                 key = expected.get(rec["id"])
-                if _matches(done.get(rec["id"]), key) and not _matches(rec, key):
+                if matches(done.get(rec["id"]), key) and not matches(rec, key):
                     continue
                 done[rec["id"]] = rec
         return done
@@ -176,9 +180,9 @@ class PredictionStore:
                     continue
                 done.append(rec)
         if bad:  # rewritten at once, so records appended from now on follow valid lines only
-            warnings.warn(f"{path}: --repair dropped {len(bad)} corrupt line(s) ({', '.join(map(str, bad[:10]))}"
-                          f"{' ...' if len(bad) > 10 else ''}) and kept {len(done)} valid record(s); the dropped "
-                          f"items are scored again", stacklevel=4)
+            log.warning(f"{path}: --repair dropped {len(bad)} corrupt line(s) ({', '.join(map(str, bad[:10]))}"
+                        f"{' ...' if len(bad) > 10 else ''}) and kept {len(done)} valid record(s); the dropped "
+                        f"items are scored again")
             atomic_write(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in done))
         elif fragment:
             with path.open("r+b") as fh:
