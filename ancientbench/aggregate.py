@@ -3,7 +3,8 @@
 Task accuracy is the fraction of its items answered correctly; a competency score is the unweighted
 mean of its tasks' accuracies; ``average`` is the unweighted mean of the four competency scores
 (AncientBench paper, as in Tables 2-3). ``micro_accuracy`` (all items pooled) is reported beside it.
-Used by the scorer's results files, the evaluate metric and the reports, so the figures always agree.
+Used by the scorer's results files and the reports; the arithmetic between the ``METRIC COPY`` lines is
+generated into the evaluate metric (``python -m ancientbench.publish.copies``), so the figures always agree.
 :func:`bootstrap_ci` adds percentile-bootstrap confidence intervals for every one of those figures.
 """
 
@@ -11,22 +12,23 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .tasks import COMPETENCIES, COMPETENCY_TASKS, TASK_NAMES, TASK_TO_COMPETENCY, get_task
+from .tasks import COMPETENCIES, TASK_NAMES, TASK_TO_COMPETENCY, get_task
+
+# BEGIN METRIC COPY: from here to END, the text is generated into metrics/ancientbench_metric (which must load
+# without the package) by `python -m ancientbench.publish.copies`: it uses only numpy and the task table's names.
+DEFAULT_BOOTSTRAP_SEED = 1234
+DEFAULT_BOOTSTRAP_RESAMPLES = 10_000
+DEFAULT_CONFIDENCE = 0.95
 
 
-def aggregate(correct: Sequence[bool], tasks: Sequence[str]) -> dict:
-    """Summarise per-item correctness (aligned with each item's task name).
-
-    Returns ``{"tasks": {task: {"accuracy", "correct", "total", "competency"}}, "competencies":
-    {competency: score}, "average": float | None, "micro_accuracy": float, "n": int, "complete": bool}``.
-    Competencies with no scored task are left out; ``average`` is the mean of the competencies present
-    and ``complete`` says whether all ten tasks were scored (only then is it the paper's average).
-    """
-    if len(correct) != len(tasks):
-        raise ValueError(f"length mismatch: {len(correct)} correctness values for {len(tasks)} task labels")
-    counts: dict[str, list[int]] = {}
+def summarize(correct, tasks) -> dict:
+    """Per-item correctness (aligned with the items' task names, both checked by the caller) -> ``{"tasks": {task:
+    {"accuracy", "correct", "total", "competency"}}, "competencies": {competency: score}, "average": float | None,
+    "micro_accuracy": float, "n": int, "complete": bool}``. Competencies with no scored task are left out;
+    ``average`` is the mean of the competencies present and ``complete`` says whether all ten tasks were scored
+    (only then is it the paper's average)."""
+    counts = {}
     for ok, task in zip(correct, tasks):
-        get_task(task)  # raises a clear error for unknown task names
         c = counts.setdefault(task, [0, 0])
         c[0] += int(bool(ok))
         c[1] += 1
@@ -37,7 +39,7 @@ def aggregate(correct: Sequence[bool], tasks: Sequence[str]) -> dict:
     }
     competencies = {}
     for comp in COMPETENCIES:
-        accs = [per_task[t]["accuracy"] for t in COMPETENCY_TASKS[comp] if t in per_task]
+        accs = [row["accuracy"] for t, row in per_task.items() if TASK_TO_COMPETENCY[t] == comp]  # registry order
         if accs:
             competencies[comp] = sum(accs) / len(accs)
     n = sum(c[1] for c in counts.values())
@@ -51,52 +53,32 @@ def aggregate(correct: Sequence[bool], tasks: Sequence[str]) -> dict:
     }
 
 
-DEFAULT_BOOTSTRAP_SEED = 1234
-DEFAULT_BOOTSTRAP_RESAMPLES = 10_000
-DEFAULT_CONFIDENCE = 0.95
+def bootstrap_intervals(correct, tasks, n_resamples, confidence, seed) -> dict:
+    """Stratified percentile bootstrap of every figure :func:`summarize` returns (inputs checked by the caller).
 
-
-def bootstrap_ci(
-    correct: Sequence[bool],
-    tasks: Sequence[str],
-    *,
-    n_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES,
-    confidence: float = DEFAULT_CONFIDENCE,
-    seed: int = DEFAULT_BOOTSTRAP_SEED,
-) -> dict:
-    """Percentile-bootstrap confidence intervals for every figure :func:`aggregate` returns.
-
-    Each resample draws, for every task, as many items as the task has, with replacement from that
-    task's items (a stratified bootstrap: task sizes stay fixed), and recomputes the task accuracies,
-    the competency means, ``average`` and ``micro_accuracy`` from them. Only the number of correct
-    items in a task's resample matters, and drawing n items with replacement from n items of which k
-    are correct gives a Binomial(n, k/n) count, so that count is drawn directly (same distribution,
-    O(resamples) per task instead of O(resamples x items)). Draws are made task by task in registry
-    order from ``numpy.random.default_rng(seed)``: the same inputs and seed give the same intervals.
-
-    Returns ``{"tasks": {task: [lo, hi]}, "competencies": {competency: [lo, hi]}, "average": [lo, hi]
+    Each resample draws, for every task, as many items as the task has, with replacement from that task's items
+    (task sizes stay fixed), and recomputes the task accuracies, the competency means, ``average`` and
+    ``micro_accuracy``. Only the number of correct items in a task's resample matters, and drawing n items with
+    replacement from n items of which k are correct gives a Binomial(n, k/n) count, so that count is drawn
+    directly (same distribution, O(resamples) per task instead of O(resamples x items)). Draws are made task by
+    task in registry order from ``numpy.random.default_rng(seed)``: the same inputs and seed give the same
+    intervals. Returns ``{"tasks": {task: [lo, hi]}, "competencies": {competency: [lo, hi]}, "average": [lo, hi]
     | None, "micro_accuracy": [lo, hi] | None, "confidence", "n_resamples", "seed", "method"}``.
     """
-    import numpy as np
+    import numpy as np  # lazy: the package's start-up (every command imports this module) does not need numpy
 
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
-        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
-    point = aggregate(correct, tasks)  # validates lengths and task names
+    point = summarize(correct, tasks)
     rng = np.random.default_rng(seed)
-    acc: dict[str, np.ndarray] = {}
-    hits: dict[str, np.ndarray] = {}
+    acc, hits = {}, {}
     for t, row in point["tasks"].items():  # registry order
         hits[t] = rng.binomial(row["total"], row["correct"] / row["total"], size=n_resamples)
         acc[t] = hits[t] / row["total"]
-    comp: dict[str, np.ndarray] = {}
+    comp = {}
     for c in point["competencies"]:
-        present = [acc[t] for t in COMPETENCY_TASKS[c] if t in acc]
-        comp[c] = np.mean(present, axis=0)
+        comp[c] = np.mean([acc[t] for t in acc if TASK_TO_COMPETENCY[t] == c], axis=0)
     alpha = (1.0 - confidence) / 2.0
 
-    def interval(samples) -> list[float]:
+    def interval(samples):
         lo, hi = np.quantile(samples, [alpha, 1.0 - alpha])
         return [float(lo), float(hi)]
 
@@ -111,3 +93,35 @@ def bootstrap_ci(
         "seed": seed,
         "method": "percentile bootstrap; items resampled with replacement within each task",
     }
+# END METRIC COPY
+
+
+def aggregate(correct: Sequence[bool], tasks: Sequence[str]) -> dict:
+    """Summarise per-item correctness (aligned with each item's task name), checked first: :func:`summarize`."""
+    _check_items(correct, tasks)
+    return summarize(correct, tasks)
+
+
+def bootstrap_ci(
+    correct: Sequence[bool],
+    tasks: Sequence[str],
+    *,
+    n_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+    seed: int = DEFAULT_BOOTSTRAP_SEED,
+) -> dict:
+    """Percentile-bootstrap confidence intervals for every figure :func:`aggregate` returns, the inputs checked
+    first: :func:`bootstrap_intervals`."""
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
+        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    _check_items(correct, tasks)
+    return bootstrap_intervals(correct, tasks, n_resamples, confidence, seed)
+
+
+def _check_items(correct: Sequence[bool], tasks: Sequence[str]) -> None:
+    if len(correct) != len(tasks):
+        raise ValueError(f"length mismatch: {len(correct)} correctness values for {len(tasks)} task labels")
+    for task in tasks:
+        get_task(task)  # raises a clear error for unknown task names
