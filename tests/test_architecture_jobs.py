@@ -26,3 +26,26 @@ def test_the_checker_sees_a_function_level_import_up_a_layer():
 def test_job_and_report_folders_import_only_their_layer_or_below():
     bad = upward_imports(import_graph())
     assert not bad, "upward imports (move the module up a layer or the fact down one; ancientbench/layers.py): " + "; ".join(bad)
+
+
+def lazy_imports_without_reason(folders=FOLDERS) -> list[str]:
+    """``path:line`` of each import inside a function of ``folders`` whose line carries no ``# lazy: <reason>``."""
+    import ast
+
+    from support import REPO_ROOT
+
+    bad = []
+    for folder in folders:
+        for path in sorted((REPO_ROOT / "ancientbench" / folder).rglob("*.py")):
+            lines = path.read_text(encoding="utf-8").splitlines()
+            for fn in ast.walk(ast.parse("\n".join(lines))):
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    bad += [f"{path.relative_to(REPO_ROOT)}:{n.lineno}" for n in ast.walk(fn)
+                            if isinstance(n, (ast.Import, ast.ImportFrom)) and "# lazy: " not in lines[n.lineno - 1]]
+    return sorted(set(bad))
+
+
+def test_job_and_report_folders_import_at_module_level():
+    """Imports at module level; a heavy third-party one may stay in its function with a one-line ``# lazy:`` reason."""
+    bad = lazy_imports_without_reason()
+    assert not bad, "function-level imports without a '# lazy: <reason>' comment: " + ", ".join(bad)

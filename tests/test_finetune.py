@@ -319,3 +319,18 @@ def test_multi_gpu_configs_parse():
         zero = ds["zero_optimization"]
         assert zero["stage"] == 3 and zero["stage3_gather_16bit_weights_on_model_save"] is True
         assert ds["train_micro_batch_size_per_gpu"] == "auto"  # taken from `finetune --batch-size`
+
+
+def test_finetune_config_is_checked_once_on_construction(tmp_path):
+    """The CLI's flags become one FinetuneConfig; a bad value is an error there, before any model or data is read."""
+    from ancientbench.cli import build_parser
+    from ancientbench.finetune.command import config_from_args
+    from ancientbench.finetune.train import FinetuneConfig, FinetuneError
+
+    args = build_parser("finetune").parse_args(["finetune", "--model", "tiny-random", "--data", str(tmp_path / "none"),
+                                                "--output", str(tmp_path / "run"), "--lr", "3e-4", "--no-eval"])
+    config = config_from_args(args)
+    assert (config.lr, config.eval_shots, config.final_dir) == (3e-4, [], tmp_path / "run" / "tiny-random-ancient")
+    for bad in ({"kinds": ["nope"]}, {"batch_size": 0}, {"model_dtype": "float16"}):
+        with pytest.raises(FinetuneError):
+            FinetuneConfig("tiny-random", tmp_path / "none", tmp_path / "run", **bad)
