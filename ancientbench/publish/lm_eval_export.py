@@ -274,7 +274,7 @@ def scores_from_lm_eval(results: dict | str | Path) -> dict:
         correct += [True] * k + [False] * (n - k)
         tasks += [task] * n
     if not tasks:
-        raise ValueError("no ancientbench_<task> results in these lm-eval results")
+        raise ExportError("no ancientbench_<task> results in these lm-eval results")
     out = aggregate(correct, tasks)
     out["limited"] = limited
     out["complete"] = bool(out["complete"] and not limited)

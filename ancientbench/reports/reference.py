@@ -204,9 +204,11 @@ def missing_inputs(slug: str, tests: dict[str, list[dict]], ctx) -> str | None:
     return None
 
 
-def runnable_rows(rows: list[str] | None, tests: dict[str, list[dict]], ctx, *, required: bool, log=print) -> list[str]:
-    """``rows`` (default: every row) less those whose inputs are missing: each left out with one line, or, when the
-    user named the rows (``required``), an error naming the first one."""
+def runnable_rows(rows: list[str] | None, tests: dict[str, list[dict]], ctx, *, required: bool, log=None) -> list[str]:
+    """``rows`` (default: every row) less those whose inputs are missing: each left out with one line (to ``log``,
+    default this module's logger, as a warning), or, when the user named the rows (``required``), an error naming the
+    first one."""
+    log = log or logging.getLogger(__name__).warning
     out = []
     for slug in list(ROWS) if rows is None else rows:
         missing = missing_inputs(slug, tests, ctx)
@@ -230,7 +232,7 @@ def _inputs(data: str | Path | None, limit: int | None):
 
 
 def check_rows(rows: list[str] | None = None, data: str | Path | None = None, *, limit: int | None = None,
-               required: bool = False, log=print) -> list[str]:
+               required: bool = False, log=None) -> list[str]:
     """The rows that can run on ``data``'s first ``limit`` items per task (:func:`runnable_rows`): what a job that
     computes them later (the ladder) checks before its long work."""
     _, _, tests, _, freq = _inputs(data, limit)
@@ -239,13 +241,14 @@ def check_rows(rows: list[str] | None = None, data: str | Path | None = None, *,
 
 def write_reference_rows(out: str | Path, data: str | Path | None = None, *, rows: list[str] | None = None,
                          shots: list[int] = (0, 5), seed: int = 0, limit: int | None = None, required: bool = False,
-                         log=print) -> list[Path]:
+                         log=None) -> list[Path]:
     """Compute the reference rows over every task's test split of ``data`` (default: the bundled dataset), or
     its first ``limit`` items per task (the items ``eval --limit`` scores). A row whose inputs are missing is left
-    out with one line (an error when ``required``: the user named it); see :func:`runnable_rows`."""
+    out with one line (an error when ``required``: the user named it); see :func:`runnable_rows`. Progress and
+    notices go to ``log`` (default: this module's logger, info)."""
+    log = log or logging.getLogger(__name__).info
     bad = [k for k in shots if isinstance(k, bool) or not isinstance(k, int) or k < 0]
     if bad:  # a results_-3shot.json would be filed as a setting no evaluation has
-
         raise ReportError(f"shots must be non-negative integers, got {bad[0]!r}")
     root, full, tests, corpus, freq = _inputs(data, limit)
     sha = {f"{t}/test.jsonl": file_sha256(split_file(root, t, "test")) for t in TASK_NAMES}
