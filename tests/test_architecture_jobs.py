@@ -49,3 +49,26 @@ def test_job_and_report_folders_import_at_module_level():
     """Imports at module level; a heavy third-party one may stay in its function with a one-line ``# lazy:`` reason."""
     bad = lazy_imports_without_reason()
     assert not bad, "function-level imports without a '# lazy: <reason>' comment: " + ", ".join(bad)
+
+
+MAX_FUNCTION_LINES = 80
+
+
+def long_functions(folders=FOLDERS) -> list[str]:
+    """``path:line name (N lines)`` of each function in ``folders`` longer than MAX_FUNCTION_LINES."""
+    import ast
+
+    from support import REPO_ROOT
+
+    long = []
+    for folder in folders:
+        for path in sorted((REPO_ROOT / "ancientbench" / folder).rglob("*.py")):
+            for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                n = fn.end_lineno - fn.lineno + 1 if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else 0
+                if n > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(REPO_ROOT)}:{fn.lineno} {fn.name} ({n} lines)")
+    return long
+
+
+def test_no_function_in_the_job_and_report_folders_is_over_80_lines():
+    assert not long_functions(), "split into named steps: " + ", ".join(long_functions())
