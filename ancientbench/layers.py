@@ -16,8 +16,7 @@ LAYERS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (3, "evaluation: prompts fitted to a model, modes, predictions, resume, results",
      ("evaluation/",)),
     (4, "reports read results files", ("reports/", "scoring")),
-    (5, "jobs built from the layers below (the ladder and inject live in mini/: they run evaluate_model, compare, report)",
-     ("suites", "finetune/", "human/", "mini/", "publish/")),
+    (5, "jobs built from the layers below", ("suites", "finetune/", "human/", "mini/", "publish/")),
     (6, "the command line", ("cli", "__main__")),
 )
 
