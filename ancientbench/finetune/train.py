@@ -47,7 +47,7 @@ from ..evaluation import evaluate_model, results_path
 from ..fileio import atomic_write
 from ..models import causal_lm_from_pretrained, model_slug, npu_available
 from ..paths import MINI_NAME, mini_path
-from ..reports.compare import compare, format_table
+from ..reports.compare import compare, format_table, write_json
 from ..table import results_table
 from ..tiny import TINY_RANDOM_NAME, tiny_random_path
 from .dataset import load_pairs
@@ -530,8 +530,8 @@ def evaluate_beside_base(
         res = compare(files["finetuned"][k], files["base"][k])
         text = format_table(res)
         print(f"\n== {k}-shot: fine-tuned (A) vs base (B)\n{text}")
-        (out / f"compare_{k}shot.json").write_text(json.dumps(res, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        (out / f"compare_{k}shot.txt").write_text(text + "\n", encoding="utf-8")
+        write_json(res, out / f"compare_{k}shot.json")  # as `compare --json` writes it
+        atomic_write(out / f"compare_{k}shot.txt", text + "\n")
         comparisons[k] = {"json": str(out / f"compare_{k}shot.json"), "average_diff": res["average"]["diff"],
                           "micro_diff": res["micro_accuracy"]["diff"]}
     return {"results": {label: {str(k): v for k, v in f.items()} for label, f in files.items()}, "comparisons": comparisons}
