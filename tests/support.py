@@ -68,3 +68,56 @@ def logged_warning(caplog, pattern: str):
         yield
     messages = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert any(re.search(pattern, m) for m in messages), f"no warning matching {pattern!r} in {messages}"
+
+
+def shipped_subset(folder: Path, tasks, n_items: int) -> Path:
+    """The shipped data of ``tasks`` as a dataset folder: test cut to its first ``n_items`` rows (bytes kept), dev whole."""
+    import shutil
+
+    from ancientbench.paths import DATASET_PATH
+    from ancientbench.schema import split_file
+
+    for task in tasks:
+        (folder / "data" / task).mkdir(parents=True)
+        test = split_file(DATASET_PATH, task, "test").read_text(encoding="utf-8").splitlines(keepends=True)
+        split_file(folder, task, "test").write_text("".join(test[:n_items]), encoding="utf-8")
+        shutil.copyfile(split_file(DATASET_PATH, task, "dev"), split_file(folder, task, "dev"))
+    return folder
+
+
+def export_moved(export, data: Path, first: Path, out: Path) -> Path:
+    """``export(first, data=data)``, then the folder moved to ``out``: an exported module must find its data beside itself."""
+    import shutil
+
+    export(first, data=data)
+    shutil.move(str(first), str(out))
+    return out
+
+
+def assert_self_contained(source: str, exported: Path, *absent: str) -> None:
+    """An exported harness module names none of ``absent`` (the source folders) nor /tmp, imports nothing of ours,
+    and has no undefined or unused name (pyflakes rules, as ruff checks our own code)."""
+    import re
+    import subprocess
+    import sys
+
+    assert not any(a in source for a in absent) and "/tmp" not in source
+    assert not re.search(r"^\s*(import|from) (ancientbench\b(?!_)|\.)", source, re.M)  # no import of ours
+    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--isolated", "--select", "F", str(exported)],
+                          capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout
+
+
+def check_export_command(module, tmp_path: Path, data: Path, capsys, *expected: str):
+    """An export command's run on ``data`` (into ``tmp_path/x``) exits 0 and prints each of ``expected``; on a folder
+    without data it is one ``error:`` line and exit 2. Returns the command's parser."""
+    import argparse
+
+    p = argparse.ArgumentParser()
+    module.add_arguments(p)
+    assert module.run(p.parse_args([str(tmp_path / "x"), "--data", str(data)])) == 0
+    out = capsys.readouterr().out
+    assert all(e in out for e in expected), out
+    assert module.run(p.parse_args([str(tmp_path / "y"), "--data", str(tmp_path / "empty")])) == 2
+    assert capsys.readouterr().err.startswith("error: no task has both test and dev files")
+    return p

@@ -233,13 +233,13 @@ def test_labels_cover_the_output_only(style, request, tmp_path):
 
 def test_finetune_loss_falls_checkpoint_reloads_and_evaluates(tiny_qwen2, fixture_data, tmp_path, capsys):
     from ancientbench.evaluation import evaluate_model
-    from ancientbench.finetune import finetune
+    from ancientbench.finetune import FinetuneConfig, finetune
 
     data = _write_pairs(tmp_path / "data", 2)  # two pairs, batch size 2: every step sees the same batch
     out = tmp_path / "run"
     kwargs = dict(max_steps=12, batch_size=2, lr=3e-3, warmup_ratio=0.0, lr_scheduler="constant", save_steps=6,
                   logging_steps=1, use_cpu=True, eval_shots=[0, 5], eval_limit=2, eval_data=fixture_data, progress=False)
-    summary = finetune(_model_dir(tiny_qwen2), data, out, **kwargs)
+    summary = finetune(FinetuneConfig(_model_dir(tiny_qwen2), data, out, **kwargs))
     losses = [h["loss"] for h in summary["log_history"] if "loss" in h]
     assert len(losses) == 12 and all(map(lambda x: x == x and abs(x) < 1e6, losses))  # finite
     assert losses[-1] < 0.7 * losses[0], losses
@@ -263,7 +263,7 @@ def test_finetune_loss_falls_checkpoint_reloads_and_evaluates(tiny_qwen2, fixtur
         assert (out / "eval" / f"compare_{k}shot.txt").is_file()
     assert "fine-tuned (A) vs base (B)" in capsys.readouterr().out
     # --resume on a finished run does not train again; it goes on to the (resumed) evaluation
-    again = finetune(_model_dir(tiny_qwen2), data, out, resume=True, **kwargs)
+    again = finetune(FinetuneConfig(_model_dir(tiny_qwen2), data, out, resume=True, **kwargs))
     assert again["training_skipped"] is True and again["global_step"] == 12
     assert again["evaluation"]["comparisons"][0]["average_diff"] == summary["evaluation"]["comparisons"][0]["average_diff"]
 
@@ -275,7 +275,7 @@ class Interrupted(Exception):
 def test_resume_after_interruption_matches_an_uninterrupted_run(tiny_qwen2, tmp_path):
     from transformers import TrainerCallback
 
-    from ancientbench.finetune.train import FinetuneError, finetune
+    from ancientbench.finetune.train import FinetuneConfig, FinetuneError, finetune
 
     class StopAt5(TrainerCallback):
         def on_step_end(self, args, state, control, **kw):
@@ -287,20 +287,20 @@ def test_resume_after_interruption_matches_an_uninterrupted_run(tiny_qwen2, tmp_
                   eval_shots=[], progress=False)
     model = _model_dir(tiny_qwen2)
     with pytest.raises(Interrupted):
-        finetune(model, data, tmp_path / "a", callbacks=[StopAt5()], **common)
+        finetune(FinetuneConfig(model, data, tmp_path / "a", **common), callbacks=[StopAt5()])
     assert sorted(p.name for p in (tmp_path / "a" / "checkpoints").iterdir()) == ["checkpoint-2", "checkpoint-4"]
     with pytest.raises(FinetuneError, match="--resume"):  # never silently restarted over existing checkpoints
-        finetune(model, data, tmp_path / "a", **common)
+        finetune(FinetuneConfig(model, data, tmp_path / "a", **common))
     class Steps(TrainerCallback):
         done: list = []
 
         def on_step_end(self, args, state, control, **kw):
             self.done.append(state.global_step)
 
-    resumed = finetune(model, data, tmp_path / "a", resume=True, callbacks=[Steps()], **common)
+    resumed = finetune(FinetuneConfig(model, data, tmp_path / "a", resume=True, **common), callbacks=[Steps()])
     assert resumed["resumed_from"].endswith("checkpoint-4") and resumed["global_step"] == 6
     assert Steps.done == [5, 6]  # only the steps after the checkpoint were trained again
-    straight = finetune(model, data, tmp_path / "b", **common)
+    straight = finetune(FinetuneConfig(model, data, tmp_path / "b", **common))
     a, b = _weights(resumed["model"]), _weights(straight["model"])
     for k in b:
         assert a[k].allclose(b[k], atol=1e-6), k
@@ -319,3 +319,18 @@ def test_multi_gpu_configs_parse():
         zero = ds["zero_optimization"]
         assert zero["stage"] == 3 and zero["stage3_gather_16bit_weights_on_model_save"] is True
         assert ds["train_micro_batch_size_per_gpu"] == "auto"  # taken from `finetune --batch-size`
+
+
+def test_finetune_config_is_checked_once_on_construction(tmp_path):
+    """The CLI's flags become one FinetuneConfig; a bad value is an error there, before any model or data is read."""
+    from ancientbench.cli import build_parser
+    from ancientbench.finetune.command import config_from_args
+    from ancientbench.finetune.train import FinetuneConfig, FinetuneError
+
+    args = build_parser("finetune").parse_args(["finetune", "--model", "tiny-random", "--data", str(tmp_path / "none"),
+                                                "--output", str(tmp_path / "run"), "--lr", "3e-4", "--no-eval"])
+    config = config_from_args(args)
+    assert (config.lr, config.eval_shots, config.final_dir) == (3e-4, [], tmp_path / "run" / "tiny-random-ancient")
+    for bad in ({"kinds": ["nope"]}, {"batch_size": 0}, {"model_dtype": "float16"}):
+        with pytest.raises(FinetuneError):
+            FinetuneConfig("tiny-random", tmp_path / "none", tmp_path / "run", **bad)

@@ -15,18 +15,13 @@ The harness env comes from ``bash scripts/harness_env.sh evalscope`` (.ci/run ru
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import re
-import shutil
 import subprocess
-import sys
 
 import pytest
-from support import REPO_ROOT
+from support import REPO_ROOT, assert_self_contained, check_export_command, export_moved, shipped_subset
 
-from ancientbench import DATASET_PATH
 from ancientbench.evaluation import evaluate_model
 from ancientbench.paths import MINI_PATH
 from ancientbench.prompts import prompt_text
@@ -58,46 +53,27 @@ for shots in (0, 5):
 @pytest.fixture(scope="module")
 def subset(tmp_path_factory):
     """The shipped data of TASKS, test cut to its first N_ITEMS rows, dev whole."""
-    folder = tmp_path_factory.mktemp("evalscope_subset")
-    for task in TASKS:
-        (folder / "data" / task).mkdir(parents=True)
-        test = split_file(DATASET_PATH, task, "test").read_text(encoding="utf-8").splitlines(keepends=True)
-        split_file(folder, task, "test").write_text("".join(test[:N_ITEMS]), encoding="utf-8")
-        shutil.copyfile(split_file(DATASET_PATH, task, "dev"), split_file(folder, task, "dev"))
-    return folder
+    return shipped_subset(tmp_path_factory.mktemp("evalscope_subset"), TASKS, N_ITEMS)
 
 
 @pytest.fixture(scope="module")
 def exported(subset, tmp_path_factory):
     """Exported in one folder, then moved: the module must find its data beside itself."""
-    first = tmp_path_factory.mktemp("evalscope_first")
-    evalscope_export.export(first, data=subset)
-    out = tmp_path_factory.mktemp("evalscope_moved") / "bench"
-    shutil.move(str(first), str(out))
-    return out
+    return export_moved(evalscope_export.export, subset, tmp_path_factory.mktemp("evalscope_first"),
+                        tmp_path_factory.mktemp("evalscope_moved") / "bench")
 
 
 def test_export_is_portable_and_self_contained(exported, subset):
     source = (exported / evalscope_export.MODULE_NAME).read_text(encoding="utf-8")
-    assert str(subset) not in source and "evalscope_first" not in source and "/tmp" not in source
-    assert not re.search(r"^\s*(import|from) (ancientbench\b(?!_)|\.)", source, re.M)  # no import of ours
-    # the written Python has no undefined or unused name (pyflakes rules, as ruff checks our own code)
-    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--isolated", "--select", "F", str(exported)],
-                          capture_output=True, text=True)
-    assert lint.returncode == 0, lint.stdout
+    assert_self_contained(source, exported, str(subset), "evalscope_first")
     assert "CLOSEST_FORM" in source
     assert (exported / "data" / "radical_test.jsonl").read_bytes() == split_file(subset, "radical", "test").read_bytes()
     assert sorted(p.name for p in (exported / "data").iterdir()) == sorted(f"{t}_{s}.jsonl" for t in TASKS for s in ("test", "dev"))
 
 
 def test_cli_run_and_errors(tmp_path, subset, capsys):
-    p = argparse.ArgumentParser()
-    evalscope_export.add_arguments(p)
-    assert evalscope_export.run(p.parse_args([str(tmp_path / "x"), "--data", str(subset)])) == 0
-    out = capsys.readouterr().out
-    assert "with 2 subsets (radical, homophone)" in out and "warning: left out (no test/dev data): radical_meaning," in out
-    assert evalscope_export.run(p.parse_args([str(tmp_path / "y"), "--data", str(tmp_path / "empty")])) == 2
-    assert capsys.readouterr().err.startswith("error: no task has both test and dev files")
+    p = check_export_command(evalscope_export, tmp_path, subset, capsys, "with 2 subsets (radical, homophone)",
+                             "warning: left out (no test/dev data): radical_meaning,")
     assert evalscope_export.run(p.parse_args([str(tmp_path / "x"), "--hub-id", "org/ancientbench", "--tasks", "cloze"])) == 0
     assert 'dataset_hub="huggingface"' in capsys.readouterr().out
     assert not (tmp_path / "x" / "data").exists()

@@ -15,23 +15,19 @@ The harness env comes from ``bash scripts/harness_env.sh lighteval`` (.ci/run ru
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
-import sys
 
 import pytest
-from support import REPO_ROOT
+from support import REPO_ROOT, assert_self_contained, check_export_command, export_moved, shipped_subset
 
-from ancientbench import DATASET_PATH
 from ancientbench.evaluation import evaluate_model
 from ancientbench.paths import MINI_PATH
 from ancientbench.prompts import prompt_text
 from ancientbench.publish import lighteval_export
-from ancientbench.schema import load_split, split_file
+from ancientbench.schema import load_split
 from ancientbench.tasks import LETTERS
 
 PYTHON = REPO_ROOT / ".harnesses" / "lighteval" / "bin" / "python"
@@ -45,45 +41,26 @@ needs_lighteval = pytest.mark.harness("lighteval")  # run by .ci/run's second st
 @pytest.fixture(scope="module")
 def subset(tmp_path_factory):
     """The shipped data of TASKS, test cut to its first N_ITEMS rows, dev whole."""
-    folder = tmp_path_factory.mktemp("lighteval_subset")
-    for task in TASKS:
-        (folder / "data" / task).mkdir(parents=True)
-        test = split_file(DATASET_PATH, task, "test").read_text(encoding="utf-8").splitlines(keepends=True)
-        split_file(folder, task, "test").write_text("".join(test[:N_ITEMS]), encoding="utf-8")
-        shutil.copyfile(split_file(DATASET_PATH, task, "dev"), split_file(folder, task, "dev"))
-    return folder
+    return shipped_subset(tmp_path_factory.mktemp("lighteval_subset"), TASKS, N_ITEMS)
 
 
 @pytest.fixture(scope="module")
 def exported(subset, tmp_path_factory):
     """Exported in one folder, then moved: the module must find its data beside itself."""
-    first = tmp_path_factory.mktemp("lighteval_first")
-    lighteval_export.export(first, data=subset)
-    out = tmp_path_factory.mktemp("lighteval_moved") / "tasks"
-    shutil.move(str(first), str(out))
-    return out
+    return export_moved(lighteval_export.export, subset, tmp_path_factory.mktemp("lighteval_first"),
+                        tmp_path_factory.mktemp("lighteval_moved") / "tasks")
 
 
 def test_export_is_portable_and_self_contained(exported, subset):
     source = (exported / lighteval_export.MODULE_NAME).read_text(encoding="utf-8")
-    assert str(subset) not in source and "lighteval_first" not in source and "/tmp" not in source
-    assert not re.search(r"^\s*(import|from) (ancientbench\b(?!_)|\.)", source, re.M)  # no import of ours
-    # the written Python has no undefined or unused name (pyflakes rules, as ruff checks our own code)
-    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--isolated", "--select", "F", str(exported)],
-                          capture_output=True, text=True)
-    assert lint.returncode == 0, lint.stdout
+    assert_self_contained(source, exported, str(subset), "lighteval_first")
     assert (exported / "data" / "radical" / "test.jsonl").read_bytes() == (subset / "data" / "radical" / "test.jsonl").read_bytes()
     assert "config_name: homophone" in (exported / "data" / "README.md").read_text(encoding="utf-8")
 
 
 def test_cli_run_and_errors(tmp_path, subset, capsys):
-    p = argparse.ArgumentParser()
-    lighteval_export.add_arguments(p)
-    assert lighteval_export.run(p.parse_args([str(tmp_path / "x"), "--data", str(subset)])) == 0
-    out = capsys.readouterr().out
-    assert "with 2 tasks" in out and "warning: left out (no test/dev data): radical_meaning, pronunciation, phonetic_radical, excdoc_word," in out
-    assert lighteval_export.run(p.parse_args([str(tmp_path / "y"), "--data", str(tmp_path / "empty")])) == 2
-    assert capsys.readouterr().err.startswith("error: no task has both test and dev files")
+    p = check_export_command(lighteval_export, tmp_path, subset, capsys, "with 2 tasks",
+                             "warning: left out (no test/dev data): radical_meaning, pronunciation, phonetic_radical, excdoc_word,")
     # a Hub export reads ORG/NAME's configs and leaves no stale data copy behind
     assert lighteval_export.run(p.parse_args([str(tmp_path / "x"), "--hub-id", "org/ancientbench", "--tasks", "cloze"])) == 0
     assert not (tmp_path / "x" / "data").exists()

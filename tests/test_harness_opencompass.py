@@ -25,7 +25,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import REPO_ROOT
+from support import REPO_ROOT, check_export_command
 
 from ancientbench import DATASET_PATH
 from ancientbench.prompts import prompt_text
@@ -149,15 +149,8 @@ def _fill(template: str, row: dict) -> str:
 
 
 def test_cli_run_and_errors(tmp_path, shipped_subset, capsys):
-    import argparse
-
-    p = argparse.ArgumentParser()
-    oc.add_arguments(p)
-    assert oc.run(p.parse_args([str(tmp_path / "o"), "--data", str(shipped_subset)])) == 0
-    out = capsys.readouterr().out
-    assert "wrote 2 tasks x 2 forms x 2 shot settings" in out and "left out (no test/dev data): radical_meaning, pronunciation" in out
-    assert oc.run(p.parse_args([str(tmp_path / "z"), "--data", str(tmp_path / "empty")])) == 2
-    assert capsys.readouterr().err.startswith("error: no task has both test and dev files")
+    check_export_command(oc, tmp_path, shipped_subset, capsys, "wrote 2 tasks x 2 forms x 2 shot settings",
+                         "left out (no test/dev data): radical_meaning, pronunciation")
     hub = oc.dataset_config("cloze", "gen", 0, hub_id="org/ancientbench")
     assert (hub["path"], hub["name"]) == ("org/ancientbench", "cloze")
     assert hub["eval_cfg"]["evaluator"]["type"] == "AncientBenchExtractEvaluator"

@@ -6,11 +6,11 @@ lm-eval (0.4.x) is an optional test dependency (the ``test`` extra); without it 
 
 from __future__ import annotations
 
-import argparse
 import shutil
 
 import pytest
 import yaml
+from support import check_export_command
 
 from ancientbench.prompts import instruction, prompt_text
 from ancientbench.publish import lm_eval_export
@@ -82,14 +82,8 @@ def test_space_style_and_hub_source(tmp_path, fixture_data):
 
 
 def test_cli_run_and_errors(tmp_path, fixture_data, capsys):
-    p = argparse.ArgumentParser()
-    lm_eval_export.add_arguments(p)
-    assert lm_eval_export.run(p.parse_args([str(tmp_path / "y"), "--data", str(fixture_data)])) == 0
-    out = capsys.readouterr().out
-    assert "wrote 5 tasks and 5 groups" in out
-    assert "warning: left out (no test/dev data): pronunciation, phonetic_radical, tradoc_word, phonetic_loan, translation" in out
-    assert lm_eval_export.run(p.parse_args([str(tmp_path / "z"), "--data", str(tmp_path / "empty")])) == 2
-    assert capsys.readouterr().err.startswith("error: no task has both test and dev files")
+    check_export_command(lm_eval_export, tmp_path, fixture_data, capsys, "wrote 5 tasks and 5 groups",
+                         "warning: left out (no test/dev data): pronunciation, phonetic_radical, tradoc_word, phonetic_loan, translation")
 
 
 @pytest.mark.parametrize("shots", [0, 5])

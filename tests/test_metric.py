@@ -253,10 +253,10 @@ def test_self_contained_metric_equals_the_package_arithmetic():
         n = rng.randint(1, 60)
         tasks = [rng.choice(TASK_NAMES[: rng.randint(1, len(TASK_NAMES))]) for _ in range(n)]
         correct = [rng.random() < rng.random() for _ in range(n)]
-        assert module.aggregate(correct, tasks) == aggregate(correct, tasks), trial
+        assert module.summarize(correct, tasks) == aggregate(correct, tasks), trial
         if trial % 10 == 0:
             kw = {"n_resamples": 500, "confidence": 0.9, "seed": trial}
-            assert module.bootstrap_ci(correct, tasks, **kw) == bootstrap_ci(correct, tasks, **kw), trial
+            assert module.bootstrap_intervals(correct, tasks, *kw.values()) == bootstrap_ci(correct, tasks, **kw), trial
 
 
 def test_requirements_are_registry_packages_only():
@@ -313,3 +313,30 @@ def test_registry_copies_are_generated_and_current(tmp_path, monkeypatch, capsys
             assert str(stale) in capsys.readouterr().err
             assert copies.main([]) == 0 and copies.main(["--check"]) == 0
         assert stale.read_text(encoding="utf-8") == getattr(copies, name).read_text(encoding="utf-8")
+
+
+def test_the_metric_arithmetic_is_generated_from_aggregate_py(tmp_path, monkeypatch, capsys):
+    """The metric's aggregate/bootstrap block is aggregate.py's METRIC COPY text byte for byte: editing either side
+    alone fails --check (naming the metric file); a run regenerates the metric from aggregate.py."""
+    from ancientbench.publish import copies
+
+    shipped_metric, shipped_source = copies.METRIC_FILE, copies.AGGREGATE_FILE
+    assert copies.arithmetic_block() in shipped_metric.read_text(encoding="utf-8")
+    metric, source = tmp_path / "metric.py", tmp_path / "aggregate.py"
+    monkeypatch.setattr(copies, "METRIC_FILE", metric)
+    monkeypatch.setattr(copies, "AGGREGATE_FILE", source)
+    edits = {  # the file edited alone, and its edit: one line of the arithmetic on either side
+        metric: ("c[0] += int(bool(ok))", "c[0] += 1"),
+        source: ("alpha = (1.0 - confidence) / 2.0", "alpha = 1.0 - confidence"),
+    }
+    for edited, (old, new) in edits.items():
+        metric.write_bytes(shipped_metric.read_bytes())
+        source.write_bytes(shipped_source.read_bytes())
+        assert copies.main(["--check"]) == 0
+        text = edited.read_text(encoding="utf-8")
+        assert text.count(old) == 1
+        edited.write_text(text.replace(old, new), encoding="utf-8")
+        assert copies.main(["--check"]) == 1
+        assert str(metric) in capsys.readouterr().err
+        assert copies.main([]) == 0 and copies.main(["--check"]) == 0
+        assert (new if edited == source else old) in metric.read_text(encoding="utf-8")

@@ -4,6 +4,7 @@ holds the benchmark out, is deterministic, and resumes to the same weights."""
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -94,22 +95,30 @@ def test_training_resumes_to_the_same_weights(tmp_path, monkeypatch):
     sources = _fake_sources(tmp_path / "src")
     monkeypatch.setattr(corpus, "held_out", _held)
 
-    def stop_at_4(msg):
-        if msg.startswith("step 4/"):
-            raise KeyboardInterrupt
+    class StopAt4(logging.Handler):  # a crash right after step 4's progress line (its checkpoint is saved)
+        def emit(self, record):
+            if record.getMessage().startswith("step 4/"):
+                raise KeyboardInterrupt
 
-    with pytest.raises(KeyboardInterrupt):
-        train.train(tmp_path / "a", tmp_path / "out-a", sources, dict(SMALL), threads=1, log=stop_at_4)
+    logger = logging.getLogger(train.__name__)
+    monkeypatch.setattr(logger, "level", logging.INFO)
+    stop = StopAt4()
+    logger.addHandler(stop)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            train.train(tmp_path / "a", tmp_path / "out-a", sources, dict(SMALL), threads=1)
+    finally:
+        logger.removeHandler(stop)
     assert json.loads((tmp_path / "a" / "settings.json").read_text())["steps"] == 6
-    resumed = train.train(tmp_path / "a", tmp_path / "out-a", sources, dict(SMALL), threads=1, log=lambda m: None)
-    straight = train.train(tmp_path / "b", tmp_path / "out-b", sources, dict(SMALL), threads=1, log=lambda m: None)
+    resumed = train.train(tmp_path / "a", tmp_path / "out-a", sources, dict(SMALL), threads=1)
+    straight = train.train(tmp_path / "b", tmp_path / "out-b", sources, dict(SMALL), threads=1)
     wa, wb = load_file(tmp_path / "out-a" / "model.safetensors"), load_file(tmp_path / "out-b" / "model.safetensors")
     assert all((wa[k] == wb[k]).all() for k in wa)
     assert resumed["validation_loss"] == straight["validation_loss"]
     assert len((tmp_path / "a" / "loss.jsonl").read_text().splitlines()) == 6
     assert (tmp_path / "out-a" / "README.md").is_file() and (tmp_path / "out-a" / "loss_curve.png").is_file()
     with pytest.raises(train.TrainMiniError, match="other settings"):
-        train.train(tmp_path / "a", tmp_path / "out-a", sources, dict(SMALL, steps=7), threads=1, log=lambda m: None)
+        train.train(tmp_path / "a", tmp_path / "out-a", sources, dict(SMALL, steps=7), threads=1)
 
 
 def test_the_shipped_card_is_rendered_from_its_records():

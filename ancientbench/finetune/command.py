@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from .train import TEMPLATES, finetune, is_main_process
+from .train import TEMPLATES, FinetuneConfig, finetune, is_main_process
 
 # ------------------------------------------------------------------------------------------------- CLI
 
@@ -58,20 +58,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     e.add_argument("--no-eval", action="store_true", help="skip the evaluation")
 
 
-def run(args: argparse.Namespace) -> int:
-    # FinetuneError, FinetuneDataError and DataError reach cli.main, which prints them as one error line (exit 2)
-    summary = finetune(
+def config_from_args(args: argparse.Namespace) -> FinetuneConfig:
+    """The run's one config object, from the flags (checked on construction)."""
+    return FinetuneConfig(
         args.model, args.data, args.output, name=args.name, epochs=args.epochs, batch_size=args.batch_size,
         grad_accum=args.grad_accum, lr=args.lr, bf16=args.bf16, model_dtype=args.model_dtype,
-        gradient_checkpointing=args.gradient_checkpointing, group_by_length=args.group_by_length, max_steps=args.max_steps, max_length=args.max_length,
-        save_steps=args.save_steps, save_total_limit=args.save_total_limit, logging_steps=args.logging_steps,
-        warmup_ratio=args.warmup_ratio, lr_scheduler=args.lr_scheduler, weight_decay=args.weight_decay,
-        seed=args.seed, template=args.template, kinds=args.kinds, resume=args.resume, deepspeed=args.deepspeed,
-        trust_remote_code=args.trust_remote_code, use_cpu=args.cpu,
+        gradient_checkpointing=args.gradient_checkpointing, group_by_length=args.group_by_length, max_steps=args.max_steps,
+        max_length=args.max_length, save_steps=args.save_steps, save_total_limit=args.save_total_limit,
+        logging_steps=args.logging_steps, warmup_ratio=args.warmup_ratio, lr_scheduler=args.lr_scheduler,
+        weight_decay=args.weight_decay, seed=args.seed, template=args.template, kinds=args.kinds, resume=args.resume,
+        deepspeed=args.deepspeed, trust_remote_code=args.trust_remote_code, use_cpu=args.cpu,
         eval_shots=[] if args.no_eval else args.eval_shots, eval_tasks=args.eval_tasks, eval_limit=args.eval_limit,
         eval_data=args.eval_data, eval_batch_size=args.eval_batch_size, eval_chat=args.eval_chat,
         progress=not args.no_progress,
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    # FinetuneError, FinetuneDataError and DataError reach cli.main, which prints them as one error line (exit 2)
+    summary = finetune(config_from_args(args))
     if not is_main_process():
         return 0
     loss = summary["train_metrics"].get("train_loss")

@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from ..schema import DataError
+from ..sources import SourceMissing
 from .dataset import build_dataset, load_pairs
 from .kinds import DEFAULT_OUT, KIND_NAMES, FinetuneDataError
 from .leakage import held_out_targets, leakage_report
@@ -45,8 +46,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..sources import SourceMissing
-
     curated = False if args.no_curated else (args.curated or True)
     try:
         if args.check:

@@ -4,16 +4,20 @@ benchmark's test items and the team-curated files) and the leakage check over fi
 from __future__ import annotations
 
 import hashlib
-import sys
+import logging
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..paths import CURATED_DIR
-from ..schema import DataError, load_split, read_jsonl
+from ..builders.curated import CURATED_TASKS
+from ..paths import CURATED_DIR, DATASET_PATH
+from ..schema import DataError, load_split, read_jsonl, validate_rows
+from ..sources.classics import fold
 from ..tasks import TASK_BY_NAME, TASK_NAMES
 from .kinds import FORMAT_VERSION, KIND_BY_NAME, NGRAM, QUOTED, FinetuneDataError, Pair, han_only
+
+log = logging.getLogger(__name__)
 
 # ------------------------------------------------------------------------------------------- held out
 
@@ -108,8 +112,6 @@ def _item_origin(item_id: str) -> str:
 
 
 def _fold_han(text: str) -> str:
-    from ..sources.classics import fold
-
     return fold(han_only(text))
 
 
@@ -167,8 +169,6 @@ def add_curated(held: HeldOut, folder: str | Path) -> None:
     """Hold out every team-curated entry too (tasks whose test files may not be built yet): contexts,
     translations, loan graphs and words. Read leniently (a file being edited may be incomplete), but a line
     that is not JSON is an error naming the file and line."""
-    from ..builders.curated import CURATED_TASKS
-
     folder = Path(folder)
     for task in CURATED_TASKS:  # the task files only (the folder also holds review logs)
         path = folder / f"{task}.jsonl"
@@ -196,8 +196,6 @@ def add_curated(held: HeldOut, folder: str | Path) -> None:
 def held_out_targets(benchmark: str | Path | None = None, *, curated: str | Path | None | bool = True) -> HeldOut:
     """What to hold out: every ``data/<config>/test.jsonl`` of the benchmark folder (default: the bundled
     dataset) and, unless ``curated=False``, the team-curated files (default: ``records/curated/`` of a clone)."""
-    from .. import DATASET_PATH
-
     root = Path(benchmark) if benchmark is not None else Path(DATASET_PATH)
     held = HeldOut()
     tests = sorted((root / "data").glob("*/test.jsonl"))
@@ -216,16 +214,14 @@ def held_out_targets(benchmark: str | Path | None = None, *, curated: str | Path
         if cdir.is_dir():
             add_curated(held, cdir)
         elif curated is True:  # an installed package: the curated items' test rows are still held out above
-            print(f"note: {cdir} not found (records/ comes with a clone of the repository): the team-curated files "
-                  "are not held out beyond their test items", file=sys.stderr)
+            log.warning("note: %s not found (records/ comes with a clone of the repository): the team-curated files "
+                        "are not held out beyond their test items", cdir)
         else:
             raise FinetuneDataError(f"--curated {cdir}: no such folder")
     return held
 
 
 def _validated(rows, path, task):
-    from ..schema import validate_rows
-
     return validate_rows(rows, path, task=task)
 
 

@@ -36,14 +36,25 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 import os
-import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from ..errors import AncientBenchError
+from ..evaluation import evaluate_model, results_path
+from ..fileio import atomic_write
+from ..models import causal_lm_from_pretrained, model_slug, npu_available
+from ..paths import MINI_NAME, mini_path
+from ..reports.compare import compare, format_table, write_json
+from ..table import results_table
+from ..tiny import TINY_RANDOM_NAME, tiny_random_path
 from .dataset import load_pairs
 from .kinds import KIND_NAMES, FinetuneDataError
+from .leakage import held_out_targets, leakage_report
+
+log = logging.getLogger(__name__)
 
 PLAIN_PROMPT = "### 指令：\n{instruction}\n\n### 回答：\n"  # the plain template when the tokenizer has no chat template
 IGNORE_INDEX = -100
@@ -174,24 +185,22 @@ class ListDataset:
 
 
 def bf16_supported() -> bool:
-    import torch
+    import torch  # lazy: torch takes seconds to import; only training needs it
 
     if torch.cuda.is_available():
         return torch.cuda.is_bf16_supported()
-    from ..models import npu_available
-
     return npu_available()
 
 
 def last_checkpoint(folder: Path) -> str | None:
-    from transformers.trainer_utils import get_last_checkpoint
+    from transformers.trainer_utils import get_last_checkpoint  # lazy: as torch
 
     return get_last_checkpoint(str(folder)) if folder.is_dir() else None
 
 
 def _training_args(**kw):
     """TrainingArguments across transformers 4.40 - 5.x (renamed and added options mapped or dropped)."""
-    from transformers import TrainingArguments
+    from transformers import TrainingArguments  # lazy: as torch
 
     params = inspect.signature(TrainingArguments.__init__).parameters
     if "activation_checkpointing" in params and "gradient_checkpointing" in kw:
@@ -214,15 +223,11 @@ def is_main_process() -> bool:
 
 
 def default_name(model: str) -> str:
-    from ..models import model_slug
-
     return f"{model_slug(model)}-ancient"
 
 
 def leakage_check(data: str | Path, pairs: Sequence) -> dict:
     """``finetune-data --check``'s leakage check of the pairs to train on; a :class:`FinetuneError` when it fails."""
-    from .leakage import held_out_targets, leakage_report
-
     try:
         report = leakage_report(pairs, held_out_targets(None, curated=True))
     except ModuleNotFoundError as e:
@@ -236,213 +241,258 @@ def leakage_check(data: str | Path, pairs: Sequence) -> dict:
     return {"passed": True, "pairs_checked": report["pairs_checked"], "held_out": report["held_out"]["files_sha256"]}
 
 
-def finetune(
-    model: str,
-    data: str | Path,
-    output: str | Path,
-    *,
-    name: str | None = None,
-    epochs: float = 1.0,
-    batch_size: int = 2,
-    grad_accum: int = 1,
-    lr: float = 1e-5,
-    bf16: bool | None = None,
-    model_dtype: str = "auto",
-    gradient_checkpointing: bool = False,
-    group_by_length: bool = False,
-    max_steps: int = -1,
-    max_length: int = 1024,
-    save_steps: int = 500,
-    save_total_limit: int = 2,
-    logging_steps: int = 10,
-    warmup_ratio: float = 0.03,
-    lr_scheduler: str = "cosine",
-    weight_decay: float = 0.0,
-    seed: int = 42,
-    template: str = "auto",
-    kinds: Sequence[str] | None = None,
-    resume: bool | str = False,
-    deepspeed: str | None = None,
-    trust_remote_code: bool = False,
-    use_cpu: bool = False,
-    eval_shots: Sequence[int] = (0, 5),
-    eval_tasks: Sequence[str] | None = None,
-    eval_limit: int | None = None,
-    eval_data: str | Path | None = None,
-    eval_batch_size: int = 8,
-    eval_chat: bool = False,
-    callbacks: Sequence = (),
-    progress: bool = True,
-    check_leakage: bool = True,
-) -> dict:
-    """Fine-tune ``model`` on the pairs in ``data``, save it, evaluate it beside the base; returns a summary."""
-    import torch
-    from transformers import AutoTokenizer, DataCollatorForSeq2Seq, Trainer
+@dataclass(frozen=True)
+class FinetuneConfig:
+    """One fine-tuning run's options (``ancientbench finetune`` builds it once from its flags; Python callers
+    construct it): the model and data, the Trainer's settings, the evaluation beside the base. Checked on
+    construction: a bad value is a :class:`FinetuneError` before anything is loaded."""
 
-    from ..models import causal_lm_from_pretrained
-    from ..paths import MINI_NAME, mini_path
-    from ..tiny import TINY_RANDOM_NAME, tiny_random_path
+    model: str
+    data: str | Path
+    output: str | Path
+    name: str | None = None
+    epochs: float = 1.0
+    batch_size: int = 2
+    grad_accum: int = 1
+    lr: float = 1e-5
+    bf16: bool | None = None
+    model_dtype: str = "auto"
+    gradient_checkpointing: bool = False
+    group_by_length: bool = False
+    max_steps: int = -1
+    max_length: int = 1024
+    save_steps: int = 500
+    save_total_limit: int = 2
+    logging_steps: int = 10
+    warmup_ratio: float = 0.03
+    lr_scheduler: str = "cosine"
+    weight_decay: float = 0.0
+    seed: int = 42
+    template: str = "auto"
+    kinds: Sequence[str] | None = None
+    resume: bool | str = False
+    deepspeed: str | None = None
+    trust_remote_code: bool = False
+    use_cpu: bool = False
+    eval_shots: Sequence[int] = (0, 5)
+    eval_tasks: Sequence[str] | None = None
+    eval_limit: int | None = None
+    eval_data: str | Path | None = None
+    eval_batch_size: int = 8
+    eval_chat: bool = False
+    progress: bool = True
+    check_leakage: bool = True  # False only for studies that teach test items on purpose (tests/test_oracle.py), never the CLI
 
-    # the built-in models train from their folders; the base evaluation still names them (tiny-random, ancientbench-mini)
-    model_path = str(tiny_random_path()) if model == TINY_RANDOM_NAME else str(mini_path()) if model == MINI_NAME else model
-    output = Path(output)
-    ckpt_dir = output / "checkpoints"
-    final_dir = output / (name or default_name(model))
-    for k in kinds or ():
-        if k not in KIND_NAMES:
-            raise FinetuneError(f"unknown kind {k!r}; valid: {', '.join(KIND_NAMES)}")
-    if batch_size < 1 or grad_accum < 1 or lr <= 0 or max_length < 8:
-        raise FinetuneError("--batch-size and --grad-accum must be >= 1, --lr > 0, --max-length >= 8")
+    def __post_init__(self) -> None:
+        for k in self.kinds or ():
+            if k not in KIND_NAMES:
+                raise FinetuneError(f"unknown kind {k!r}; valid: {', '.join(KIND_NAMES)}")
+        if self.batch_size < 1 or self.grad_accum < 1 or self.lr <= 0 or self.max_length < 8:
+            raise FinetuneError("--batch-size and --grad-accum must be >= 1, --lr > 0, --max-length >= 8")
+        if self.model_dtype not in MODEL_DTYPES:
+            raise FinetuneError(f"--model-dtype must be auto, float32 or bfloat16, got {self.model_dtype!r}")
 
-    def evaluate(summary: dict) -> dict:
-        if is_main_process() and eval_shots:
-            summary["evaluation"] = evaluate_beside_base(
-                model, final_dir, output / "eval", shots=eval_shots, tasks=eval_tasks, limit=eval_limit, data=eval_data,
-                batch_size=eval_batch_size, chat=eval_chat, trust_remote_code=trust_remote_code,
-                device="cpu" if use_cpu else "auto", progress=progress,
-            )
-        return summary
+    @property
+    def model_path(self) -> str:
+        """The folder or Hub id the weights load from: the built-in models train from their folders (the base
+        evaluation still names them: tiny-random, ancientbench-mini)."""
+        return str(tiny_random_path()) if self.model == TINY_RANDOM_NAME else str(mini_path()) if self.model == MINI_NAME else self.model
 
-    record_path = final_dir / RECORD
-    if resume is True and record_path.is_file():
-        done = json.loads(record_path.read_text(encoding="utf-8"))
-        same = {"epochs": epochs, "max_steps": max_steps, "batch_size": batch_size, "grad_accum": grad_accum, "lr": lr,
-                "kinds": list(kinds or [])}
-        if all(done.get("settings", {}).get(k) == v for k, v in same.items()) and done.get("data") == str(data):
-            print(f"--resume: training of {final_dir} is complete; going on to the evaluation", file=sys.stderr)
-            log = output / "train_log.json"
-            done["log_history"] = json.loads(log.read_text(encoding="utf-8")) if log.is_file() else []
-            done["training_skipped"] = True
-            return evaluate(done)
-    resume_from = None
-    if resume:
-        resume_from = str(resume) if isinstance(resume, str) else last_checkpoint(ckpt_dir)
-        if resume_from is None:
-            print(f"--resume: no checkpoint in {ckpt_dir} yet; starting from the base model", file=sys.stderr)
-        elif not Path(resume_from).is_dir():
-            raise FinetuneError(f"--resume {resume_from}: no such checkpoint folder")
-    elif last_checkpoint(ckpt_dir) is not None:
-        raise FinetuneError(f"{ckpt_dir} already holds checkpoints: pass --resume to continue that run, or use another --output")
+    @property
+    def final_dir(self) -> Path:
+        return Path(self.output) / (self.name or default_name(self.model))
 
-    # -- data ----------------------------------------------------------------------------------------
-    train_pairs = [p for p in load_pairs(data, "train") if not kinds or p.kind in kinds]
+    @property
+    def checkpoints(self) -> Path:
+        return Path(self.output) / "checkpoints"
+
+    def settings(self, **measured) -> dict:
+        """The training settings as recorded (``measured``: what the run decided, e.g. bf16 and world size)."""
+        return {
+            "epochs": self.epochs, "batch_size": self.batch_size, "grad_accum": self.grad_accum, "lr": self.lr,
+            "bf16": measured["bf16"], "model_dtype": measured["model_dtype"],
+            "gradient_checkpointing": self.gradient_checkpointing, "group_by_length": self.group_by_length,
+            "max_steps": self.max_steps, "max_length": self.max_length, "save_steps": self.save_steps,
+            "warmup_ratio": self.warmup_ratio, "lr_scheduler": self.lr_scheduler, "weight_decay": self.weight_decay,
+            "seed": self.seed, "kinds": list(self.kinds or []), "deepspeed": self.deepspeed, "world_size": measured["world_size"],
+        }
+
+
+MODEL_DTYPES = ("auto", "float32", "bfloat16")
+
+
+def finetune(config: FinetuneConfig, *, callbacks: Sequence = ()) -> dict:
+    """Fine-tune ``config.model`` on the pairs in ``config.data``, save it, evaluate it beside the base; returns a
+    summary. ``callbacks``: extra ``transformers`` TrainerCallbacks."""
+    done = finished_run(config)
+    if done is not None:
+        return evaluate_run(config, done)
+    resume_from = resume_point(config)
+    train_pairs, val_pairs = training_pairs(config)
+    # the check of `finetune-data --check` (the bundled test items and the team-curated files), before any training
+    leakage = leakage_check(config.data, [*train_pairs, *val_pairs]) if config.check_leakage else {"skipped": True}
+    tokenizer, saved_padding_side = training_tokenizer(config)
+    chat = uses_chat_template(tokenizer, config.template)
+    (train_examples, truncated), (val_examples, _) = (encode(config, tokenizer, pairs, chat) for pairs in (train_pairs, val_pairs))
+    trainer, use_bf16, dtype = build_trainer(config, tokenizer, train_examples, val_examples, callbacks)
+    result = trainer.train(resume_from_checkpoint=resume_from)
+    trainer.save_model(str(config.final_dir))  # gathers ZeRO-3 shards (stage3_gather_16bit_weights_on_model_save)
+    main = trainer.is_world_process_zero()
+    summary = {
+        "base_model": config.model, "model": str(config.final_dir), "data": str(config.data),
+        "template": "raw" if config.template == "raw" else "chat" if chat else "plain",
+        "train_pairs": len(train_pairs), "leakage_check": leakage, "train_examples": len(train_examples),
+        "validation_examples": len(val_examples), "truncated_examples": truncated,
+        "global_step": trainer.state.global_step, "resumed_from": resume_from,
+        "train_metrics": {k: v for k, v in result.metrics.items() if isinstance(v, (int, float))},
+        "log_history": trainer.state.log_history,
+        "settings": config.settings(bf16=use_bf16, model_dtype=str(dtype).replace("torch.", ""),
+                                    world_size=trainer.args.world_size),
+    }
+    if main:
+        tokenizer.padding_side = saved_padding_side
+        save_run(config, tokenizer, summary)
+    del trainer  # the model goes with it, before the evaluation loads two more
+    empty_gpu_cache()
+    return evaluate_run(config, summary) if main else summary
+
+
+def finished_run(config: FinetuneConfig) -> dict | None:
+    """With ``--resume``, the record of a run whose training is complete with the same data and step settings
+    (then only the evaluation is left), else None."""
+    record_path = config.final_dir / RECORD
+    if config.resume is not True or not record_path.is_file():
+        return None
+    done = json.loads(record_path.read_text(encoding="utf-8"))
+    same = {"epochs": config.epochs, "max_steps": config.max_steps, "batch_size": config.batch_size,
+            "grad_accum": config.grad_accum, "lr": config.lr, "kinds": list(config.kinds or [])}
+    if not all(done.get("settings", {}).get(k) == v for k, v in same.items()) or done.get("data") != str(config.data):
+        return None
+    log.info("--resume: training of %s is complete; going on to the evaluation", config.final_dir)
+    train_log = Path(config.output) / "train_log.json"
+    done["log_history"] = json.loads(train_log.read_text(encoding="utf-8")) if train_log.is_file() else []
+    done["training_skipped"] = True
+    return done
+
+
+def resume_point(config: FinetuneConfig) -> str | None:
+    """The checkpoint to continue from (``--resume``: the last one, or the one named); an output folder that holds
+    checkpoints is never trained over without ``--resume``."""
+    ckpt_dir = config.checkpoints
+    if not config.resume:
+        if last_checkpoint(ckpt_dir) is not None:
+            raise FinetuneError(f"{ckpt_dir} already holds checkpoints: pass --resume to continue that run, or use another --output")
+        return None
+    resume_from = str(config.resume) if isinstance(config.resume, str) else last_checkpoint(ckpt_dir)
+    if resume_from is None:
+        log.info("--resume: no checkpoint in %s yet; starting from the base model", ckpt_dir)
+    elif not Path(resume_from).is_dir():
+        raise FinetuneError(f"--resume {resume_from}: no such checkpoint folder")
+    return resume_from
+
+
+def training_pairs(config: FinetuneConfig) -> tuple[list, list]:
+    """The train and validation pairs of the kinds asked for (no validation files: train without a validation loss)."""
+    kinds = config.kinds
+    train = [p for p in load_pairs(config.data, "train") if not kinds or p.kind in kinds]
     try:
-        val_pairs = [p for p in load_pairs(data, "validation") if not kinds or p.kind in kinds]
-    except FinetuneDataError:  # no validation files (a very small build): train without a validation loss
-        val_pairs = []
-    if not train_pairs:
-        raise FinetuneError(f"{data}: no training pairs" + (f" of kinds {', '.join(kinds)}" if kinds else ""))
-    # the check of `finetune-data --check` (the bundled test items and the team-curated files), before any training;
-    # check_leakage=False is for studies that teach test items on purpose (tests/test_oracle.py), never the CLI
-    leakage = leakage_check(data, [*train_pairs, *val_pairs]) if check_leakage else {"skipped": True}
-    tokenizer = AutoTokenizer.from_pretrained(model_path, trust_remote_code=trust_remote_code)
+        val = [p for p in load_pairs(config.data, "validation") if not kinds or p.kind in kinds]
+    except FinetuneDataError:  # no validation files (a very small build)
+        val = []
+    if not train:
+        raise FinetuneError(f"{config.data}: no training pairs" + (f" of kinds {', '.join(kinds)}" if kinds else ""))
+    return train, val
+
+
+def training_tokenizer(config: FinetuneConfig):
+    """The base model's tokenizer set up for training (a pad token, right padding) and its own padding side,
+    restored before it is saved."""
+    from transformers import AutoTokenizer  # lazy: transformers takes seconds to import; only training needs it
+
+    tokenizer = AutoTokenizer.from_pretrained(config.model_path, trust_remote_code=config.trust_remote_code)
     saved_padding_side = tokenizer.padding_side
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token if tokenizer.eos_token is not None else tokenizer.unk_token
     if tokenizer.pad_token is None:
-        raise FinetuneError(f"tokenizer of {model} has no pad, eos or unk token to pad with")
+        raise FinetuneError(f"tokenizer of {config.model} has no pad, eos or unk token to pad with")
     tokenizer.padding_side = "right"  # training pads on the right; scoring sets left padding itself
-    chat = uses_chat_template(tokenizer, template)
-    if template == "raw":
-        train_examples, truncated = encode_raw(tokenizer, train_pairs, max_length=max_length)
-        val_examples, _ = encode_raw(tokenizer, val_pairs, max_length=max_length)
-    else:
-        train_examples, truncated = encode_pairs(tokenizer, train_pairs, chat=chat, max_length=max_length)
-        val_examples, _ = encode_pairs(tokenizer, val_pairs, chat=chat, max_length=max_length)
+    return tokenizer, saved_padding_side
 
-    # -- model and trainer ---------------------------------------------------------------------------------
-    use_bf16 = (not use_cpu and bf16_supported()) if bf16 is None else bool(bf16)
-    if use_bf16 and not use_cpu and not bf16_supported() and torch.cuda.is_available():
+
+def encode(config: FinetuneConfig, tokenizer, pairs: Sequence, chat: bool) -> tuple[list[dict], int]:
+    if config.template == "raw":
+        return encode_raw(tokenizer, pairs, max_length=config.max_length)
+    return encode_pairs(tokenizer, pairs, chat=chat, max_length=config.max_length)
+
+
+def build_trainer(config: FinetuneConfig, tokenizer, train_examples: list[dict], val_examples: list[dict], callbacks: Sequence):
+    """The Trainer over the encoded examples, with bf16 autocast where the device has it; returns (trainer, bf16, dtype)."""
+    import torch  # lazy: torch takes seconds to import; only training needs it
+    from transformers import DataCollatorForSeq2Seq, Trainer  # lazy: as torch
+
+    use_bf16 = (not config.use_cpu and bf16_supported()) if config.bf16 is None else bool(config.bf16)
+    if use_bf16 and not config.use_cpu and not bf16_supported() and torch.cuda.is_available():
         raise FinetuneError("--bf16: this GPU does not support bfloat16; use --no-bf16")
-    args = _training_args(
-        output_dir=str(ckpt_dir),
-        per_device_train_batch_size=batch_size,
-        per_device_eval_batch_size=batch_size,
-        gradient_accumulation_steps=grad_accum,
-        learning_rate=lr,
-        num_train_epochs=epochs,
-        max_steps=max_steps,
-        lr_scheduler_type=lr_scheduler,
-        warmup_ratio=float(warmup_ratio),
-        weight_decay=weight_decay,
-        bf16=use_bf16,
-        gradient_checkpointing=gradient_checkpointing,
-        gradient_checkpointing_kwargs={"use_reentrant": False} if gradient_checkpointing else None,
-        group_by_length=group_by_length,
-        logging_steps=logging_steps,
-        save_strategy="steps",
-        save_steps=save_steps,
-        save_total_limit=save_total_limit,
-        eval_strategy="steps" if val_examples else "no",
-        eval_steps=save_steps if val_examples else None,
-        report_to="none",
-        seed=seed,
-        data_seed=seed,
-        remove_unused_columns=False,
-        deepspeed=deepspeed,
-        use_cpu=use_cpu,
-        disable_tqdm=not progress,
-        enable_jit_checkpoint=True,  # SIGTERM (preemption) saves a checkpoint first, so --resume loses nothing
-        dataloader_num_workers=0,
-        ddp_find_unused_parameters=False,  # full fine-tuning: every parameter gets a gradient
-    )  # created before the model, so that DeepSpeed ZeRO-3 partitions the weights while loading
-    dtype = {"auto": torch.float32, "float32": torch.float32, "bfloat16": torch.bfloat16}.get(model_dtype)
-    if dtype is None:
-        raise FinetuneError(f"--model-dtype must be auto, float32 or bfloat16, got {model_dtype!r}")
-    lm = causal_lm_from_pretrained(model_path, dtype=dtype, trust_remote_code=trust_remote_code)
-    if gradient_checkpointing:
+    args = training_arguments(config, use_bf16, has_validation=bool(val_examples))
+    # created before the model, so that DeepSpeed ZeRO-3 partitions the weights while loading
+    dtype = {"auto": torch.float32, "float32": torch.float32, "bfloat16": torch.bfloat16}[config.model_dtype]
+    lm = causal_lm_from_pretrained(config.model_path, dtype=dtype, trust_remote_code=config.trust_remote_code)
+    if config.gradient_checkpointing:
         lm.config.use_cache = False
     collator = DataCollatorForSeq2Seq(tokenizer, padding=True, label_pad_token_id=IGNORE_INDEX,
                                       pad_to_multiple_of=8 if use_bf16 else None)
     # the tokenizer goes with every checkpoint, so a checkpoint folder loads (and evaluates) on its own
     tok_kw = "processing_class" if "processing_class" in inspect.signature(Trainer.__init__).parameters else "tokenizer"
-    trainer = Trainer(
-        model=lm,
-        args=args,
-        train_dataset=ListDataset(train_examples),
-        eval_dataset=ListDataset(val_examples) if val_examples else None,
-        data_collator=collator,
-        callbacks=list(callbacks),
-        **{tok_kw: tokenizer},
+    trainer = Trainer(model=lm, args=args, train_dataset=ListDataset(train_examples),
+                      eval_dataset=ListDataset(val_examples) if val_examples else None, data_collator=collator,
+                      callbacks=list(callbacks), **{tok_kw: tokenizer})
+    return trainer, use_bf16, dtype
+
+
+def training_arguments(config: FinetuneConfig, use_bf16: bool, *, has_validation: bool):
+    c = config
+    return _training_args(
+        output_dir=str(c.checkpoints), per_device_train_batch_size=c.batch_size, per_device_eval_batch_size=c.batch_size,
+        gradient_accumulation_steps=c.grad_accum, learning_rate=c.lr, num_train_epochs=c.epochs, max_steps=c.max_steps,
+        lr_scheduler_type=c.lr_scheduler, warmup_ratio=float(c.warmup_ratio), weight_decay=c.weight_decay, bf16=use_bf16,
+        gradient_checkpointing=c.gradient_checkpointing,
+        gradient_checkpointing_kwargs={"use_reentrant": False} if c.gradient_checkpointing else None,
+        group_by_length=c.group_by_length, logging_steps=c.logging_steps, save_strategy="steps", save_steps=c.save_steps,
+        save_total_limit=c.save_total_limit, eval_strategy="steps" if has_validation else "no",
+        eval_steps=c.save_steps if has_validation else None, report_to="none", seed=c.seed, data_seed=c.seed,
+        remove_unused_columns=False, deepspeed=c.deepspeed, use_cpu=c.use_cpu, disable_tqdm=not c.progress,
+        enable_jit_checkpoint=True,  # SIGTERM (preemption) saves a checkpoint first, so --resume loses nothing
+        dataloader_num_workers=0,
+        ddp_find_unused_parameters=False,  # full fine-tuning: every parameter gets a gradient
     )
-    result = trainer.train(resume_from_checkpoint=resume_from)
-    trainer.save_model(str(final_dir))  # gathers ZeRO-3 shards (stage3_gather_16bit_weights_on_model_save)
-    main = trainer.is_world_process_zero()
-    summary = {
-        "base_model": model,
-        "model": str(final_dir),
-        "data": str(data),
-        "template": "raw" if template == "raw" else "chat" if chat else "plain",
-        "train_pairs": len(train_pairs),
-        "leakage_check": leakage,
-        "train_examples": len(train_examples),
-        "validation_examples": len(val_examples),
-        "truncated_examples": truncated,
-        "global_step": trainer.state.global_step,
-        "resumed_from": resume_from,
-        "train_metrics": {k: v for k, v in result.metrics.items() if isinstance(v, (int, float))},
-        "log_history": trainer.state.log_history,
-        "settings": {
-            "epochs": epochs, "batch_size": batch_size, "grad_accum": grad_accum, "lr": lr, "bf16": use_bf16,
-            "model_dtype": str(dtype).replace("torch.", ""), "gradient_checkpointing": gradient_checkpointing,
-            "group_by_length": group_by_length,
-            "max_steps": max_steps, "max_length": max_length, "save_steps": save_steps, "warmup_ratio": warmup_ratio,
-            "lr_scheduler": lr_scheduler, "weight_decay": weight_decay, "seed": seed, "kinds": list(kinds or []),
-            "deepspeed": deepspeed, "world_size": args.world_size,
-        },
-    }
-    if main:
-        tokenizer.padding_side = saved_padding_side
-        tokenizer.save_pretrained(str(final_dir))
-        data_summary = Path(data) / "finetune_data.json"
-        summary["data_summary"] = json.loads(data_summary.read_text(encoding="utf-8")) if data_summary.is_file() else None
-        record = {k: v for k, v in summary.items() if k != "log_history"}
-        (final_dir / RECORD).write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        (output / "train_log.json").write_text(json.dumps(trainer.state.log_history, indent=1) + "\n", encoding="utf-8")
-    del trainer, lm
+
+
+def save_run(config: FinetuneConfig, tokenizer, summary: dict) -> None:
+    """The tokenizer beside the saved model, the run's record (``RECORD``, with the data's own summary) and its loss log."""
+    tokenizer.save_pretrained(str(config.final_dir))
+    data_summary = Path(config.data) / "finetune_data.json"
+    summary["data_summary"] = json.loads(data_summary.read_text(encoding="utf-8")) if data_summary.is_file() else None
+    record = {k: v for k, v in summary.items() if k != "log_history"}
+    atomic_write(config.final_dir / RECORD, json.dumps(record, ensure_ascii=False, indent=1) + "\n")
+    atomic_write(Path(config.output) / "train_log.json", json.dumps(summary["log_history"], indent=1) + "\n")
+
+
+def empty_gpu_cache() -> None:
+    import torch  # lazy: as in build_trainer
+
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
-    return evaluate(summary) if main else summary
+
+
+def evaluate_run(config: FinetuneConfig, summary: dict) -> dict:
+    """The evaluation beside the base (main process, unless no shots are asked for), added to ``summary``."""
+    if is_main_process() and config.eval_shots:
+        summary["evaluation"] = evaluate_beside_base(
+            config.model, config.final_dir, Path(config.output) / "eval", shots=config.eval_shots, tasks=config.eval_tasks,
+            limit=config.eval_limit, data=config.eval_data, batch_size=config.eval_batch_size, chat=config.eval_chat,
+            trust_remote_code=config.trust_remote_code, device="cpu" if config.use_cpu else "auto", progress=config.progress,
+        )
+    return summary
 
 
 # -------------------------------------------------------------------------------------------- evaluation
@@ -465,10 +515,6 @@ def evaluate_beside_base(
 ) -> dict:
     """``ancientbench eval`` of both models (same tasks, shots, limit, data), then ``compare`` per shots setting
     (A = fine-tuned, B = base), printed and written as ``compare_<k>shot.{json,txt}`` in ``out``."""
-    from ..evaluation import evaluate_model, results_path
-    from ..reports.compare import compare, format_table
-    from ..table import results_table
-
     out = Path(out)
     files: dict[str, dict[int, str]] = {}
     tables = []
@@ -484,8 +530,8 @@ def evaluate_beside_base(
         res = compare(files["finetuned"][k], files["base"][k])
         text = format_table(res)
         print(f"\n== {k}-shot: fine-tuned (A) vs base (B)\n{text}")
-        (out / f"compare_{k}shot.json").write_text(json.dumps(res, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        (out / f"compare_{k}shot.txt").write_text(text + "\n", encoding="utf-8")
+        write_json(res, out / f"compare_{k}shot.json")  # as `compare --json` writes it
+        atomic_write(out / f"compare_{k}shot.txt", text + "\n")
         comparisons[k] = {"json": str(out / f"compare_{k}shot.json"), "average_diff": res["average"]["diff"],
                           "micro_diff": res["micro_accuracy"]["diff"]}
     return {"results": {label: {str(k): v for k, v in f.items()} for label, f in files.items()}, "comparisons": comparisons}

@@ -7,6 +7,7 @@ import signal
 import sys
 
 from ..errors import AncientBenchError
+from ..evaluation.lock import OutputLock
 from .server import make_server
 from .session import DEFAULT_N_PER_TASK, HumanSession
 
@@ -23,7 +24,6 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         print(f"error: --port must be 0-65535, got {args.port}", file=sys.stderr)
         return 2
-    from ..evaluation.lock import OutputLock
 
     lock = OutputLock(args.out)
     try:  # one quiz server per --out: two would both accept the same item and break the session

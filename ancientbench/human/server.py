@@ -4,6 +4,7 @@ page write (token, Host, Origin, framing), with bounded connections and timeouts
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import sys
 import threading
@@ -15,6 +16,8 @@ from ..errors import DiskFullError
 from ..schema import DuplicateKey, no_duplicate_keys
 from ..tasks import LETTERS, TASK_BY_NAME
 from .session import PAGE, HumanSession
+
+log = logging.getLogger(__name__)
 
 MAX_BODY = 64 * 1024
 MAX_CONNECTIONS = 16  # requests handled at once; more get 503 instead of another thread each
@@ -103,7 +106,7 @@ class QuizHandler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, TimeoutError):
             self.close_connection = True  # the client went away or stalled: nothing to answer
         except Exception as e:  # noqa: BLE001 - a server bug must answer JSON and keep serving, not print a traceback to the page
-            print(f"human: internal error on {self.command} {self.path}: {type(e).__name__}: {e}", file=sys.stderr)
+            log.error("human: internal error on %s %s: %s: %s", self.command, self.path, type(e).__name__, e)
             self._json(500, {"error": "internal error"})
 
     def do_GET(self) -> None:
@@ -217,7 +220,7 @@ class QuizHandler(BaseHTTPRequestHandler):
         try:
             rec = self.session.record(item_id, letter, elapsed)
         except DiskFullError as e:  # nothing was recorded: the page shows the error and the same answer can be sent again
-            print(f"error: {e}", file=sys.stderr)
+            log.error("error: %s", e)
             self._json(507, {"error": str(e)})
             return
         except KeyError:

@@ -5,20 +5,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import random
 import secrets
-import sys
 import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .. import __version__
 from ..aggregate import aggregate
 from ..errors import AncientBenchError, DiskFullError
 from ..fileio import atomic_write, disk_full
+from ..paths import DATASET_PATH
 from ..schema import load_question_file, read_jsonl, reject_duplicate_ids, split_file, validate_rows
 from ..tasks import LETTERS, TASK_NAMES
+
+log = logging.getLogger(__name__)
 
 HUMAN_NAME = "Human"
 SESSION_VERSION = 1
@@ -32,7 +36,13 @@ class SessionError(AncientBenchError, ValueError):
 
 def _read_session(path: Path) -> dict:
     """``session.json``, checked field by field (pydantic, strict): a corrupt or hand-edited file is one line."""
-    from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveInt, ValidationError
+    from pydantic import (  # lazy: pydantic costs start-up time; only a human session's files need it
+        BaseModel,
+        ConfigDict,
+        NonNegativeInt,
+        PositiveInt,
+        ValidationError,
+    )
 
     class Stored(BaseModel):
         model_config = ConfigDict(strict=True, extra="allow")
@@ -128,8 +138,6 @@ class HumanSession:
     """The sampled questions, the answers given so far (on disk), and the results written from them."""
 
     def __init__(self, out: str | Path, data: str | Path | None = None, n_per_task: int | None = None, seed: int | None = None):
-        from .. import DATASET_PATH
-
         self.folder = Path(out) / HUMAN_NAME
         self.session_file = self.folder / "session.json"
         self.answers_file = self.folder / "answers.jsonl"
@@ -152,8 +160,8 @@ class HumanSession:
             grouped, self.data_sha256 = load_test_items(self.data_path)
             self.data_changed = self.data_sha256 != stored["data_sha256"]
             if self.data_changed:
-                print(f"warning: {self.data_path} changed since this session started; the sampled questions are kept "
-                      "and the answers are scored against the data as it is now", file=sys.stderr)
+                log.warning("warning: %s changed since this session started; the sampled questions are kept "
+                            "and the answers are scored against the data as it is now", self.data_path)
             self.plan = list(stored["items"])
             self.created = stored["created"]
         else:
@@ -205,7 +213,7 @@ class HumanSession:
                 rec = json.loads(line)
             except (json.JSONDecodeError, UnicodeDecodeError):
                 if last:  # a line cut short by a crash during the write: it was never acknowledged, drop it
-                    print(f"warning: {self.answers_file}: dropping an incomplete last line (never confirmed to the page)", file=sys.stderr)
+                    log.warning("warning: %s: dropping an incomplete last line (never confirmed to the page)", self.answers_file)
                     with self.answers_file.open("r+b") as fh:
                         fh.truncate(good_end)
                         fh.flush()
@@ -236,8 +244,8 @@ class HumanSession:
             raise SessionError(f"{self.answers_file}, line {n}: {k} {rec.get(k)!r} of question {rec['id']!r} is not what "
                                f"{self.data_path} says ({truth[k]!r}); the file was edited: restore that line")
         if differ:
-            print(f"warning: question {rec['id']!r}: the gold letter is now {item['answer']} (it was {rec.get('gold')!r} "
-                  "when answered); scored against the data as it is now", file=sys.stderr)
+            log.warning("warning: question %r: the gold letter is now %s (it was %r when answered); scored against the "
+                        "data as it is now", rec["id"], item["answer"], rec.get("gold"))
         return {**rec, **truth}
 
     def next_item(self) -> dict | None:
@@ -277,14 +285,12 @@ class HumanSession:
             try:
                 self.write_results()
             except DiskFullError as e:  # the answer itself is on disk: the results follow at the next answer or resume
-                print(f"warning: {e} (the answer is saved in {self.answers_file})", file=sys.stderr)
+                log.warning("warning: %s (the answer is saved in %s)", e, self.answers_file)
             return rec
 
     # -- results in the models' format -------------------------------------------------------------
 
     def write_results(self) -> None:
-        from .. import __version__
-
         answered = [self.answers[i] for i in self.plan if i in self.answers]
         preds = [
             {"id": a["id"], "task": a["task"], "gold": a["gold"], "pred": a["pred"], "logprobs": None, "shots_used": 0, "seconds": a["seconds"]}

@@ -6,7 +6,11 @@
 - :mod:`.train` is ``ancientbench train-mini``: tokenizer, model, fixed-seed resumable training, loss curve,
   model card;
 - the trained model ships in the package (``ancientbench/mini/ancientbench-mini/``) and ``--model
-  ancientbench-mini`` evaluates it offline.
+  ancientbench-mini`` evaluates it offline;
+- :mod:`.ladder` (``ancientbench ladder``, the README's main job) evaluates it beside tiny-random and the reference
+  rows, and :mod:`.inject_eval` (``ancientbench inject``) the knowledge-injection pair, both through the library
+  API (``evaluate_model``, ``compare``, ``build_report``); their records render the cards (:mod:`.card`,
+  :mod:`.inject_card`).
 """
 
 from __future__ import annotations

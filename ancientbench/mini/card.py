@@ -8,28 +8,14 @@ import json
 import math
 from pathlib import Path
 
+from ..fileio import atomic_write
+from ..reports.ladder_record import load_record, render_markdown, stale
 from . import MINI_NAME, MINI_PATH
 
 
-def _results_section(results: dict | None) -> str:
-    from ..reports.ladder_record import render_markdown
-
-    if not results:
-        return "No ladder run is recorded on the current data: run `ancientbench ladder --record`.\n"
-    return render_markdown(results).rstrip() + "\n"
-
-
-def render_card(folder: str | Path) -> str:
-    from ..reports.ladder_record import load_record, stale
-
-    folder = Path(folder)
-    rec = json.loads((folder / "training.json").read_text(encoding="utf-8"))
-    results = load_record() if folder.resolve() == MINI_PATH.resolve() else None  # the ladder measures the shipped model
-    results = None if results is None or stale(results) else results  # never figures of other data
-    s, c = rec["settings"], rec["corpus"]
-    held = c["held_out"]
-    rows = "\n".join(f"| {name} | {r['documents']:,} | {r['dropped']:,} | {r['han']:,} |" for name, r in c["per_source"].items())
-    return f"""---
+def card_header() -> str:
+    """The YAML front matter of every shipped model's card (the mini-LM and the knowledge-injection pair)."""
+    return """---
 license: mit
 language:
 - lzh
@@ -39,7 +25,31 @@ tags:
 - ancientbench
 - classical-chinese
 ---
+"""
 
+
+def write_rendered(folder: str | Path, render) -> Path:
+    """``README.md`` in ``folder``, rendered by ``render(folder)``, whole or not at all."""
+    path = Path(folder) / "README.md"
+    atomic_write(path, render(folder))
+    return path
+
+
+def _results_section(results: dict | None) -> str:
+    if not results:
+        return "No ladder run is recorded on the current data: run `ancientbench ladder --record`.\n"
+    return render_markdown(results).rstrip() + "\n"
+
+
+def render_card(folder: str | Path) -> str:
+    folder = Path(folder)
+    rec = json.loads((folder / "training.json").read_text(encoding="utf-8"))
+    results = load_record() if folder.resolve() == MINI_PATH.resolve() else None  # the ladder measures the shipped model
+    results = None if results is None or stale(results) else results  # never figures of other data
+    s, c = rec["settings"], rec["corpus"]
+    held = c["held_out"]
+    rows = "\n".join(f"| {name} | {r['documents']:,} | {r['dropped']:,} | {r['han']:,} |" for name, r in c["per_source"].items())
+    return card_header() + f"""
 # {MINI_NAME}
 
 A {rec['parameters'] / 1e6:.1f}M-parameter Qwen2-architecture causal LM pretrained from scratch on classical Chinese
@@ -95,6 +105,4 @@ what it knows. Its vocabulary is the corpus's; characters it never saw are spell
 
 
 def write_card(folder: str | Path) -> Path:
-    path = Path(folder) / "README.md"
-    path.write_text(render_card(folder), encoding="utf-8")
-    return path
+    return write_rendered(folder, render_card)

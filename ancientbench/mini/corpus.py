@@ -31,6 +31,7 @@ from typing import Iterator
 
 from ..finetune.kinds import Pair
 from ..finetune.leakage import HeldOut, add_test_items, find_leaks, held_out_targets, pair_leaks
+from ..paths import DATASET_PATH
 from ..schema import load_split
 from ..sources.classics import PACKAGE, SOURCE_LABEL, corpus_root
 from ..tasks import TASK_NAMES
@@ -82,8 +83,6 @@ def raw_documents(sources_dir: str | Path) -> Iterator[tuple[str, str]]:
 
 def held_out(benchmark: str | Path | None = None) -> HeldOut:
     """The finetune-data held-out set (test items and curated files) plus the dev items of every config."""
-    from .. import DATASET_PATH
-
     root = Path(benchmark) if benchmark is not None else Path(DATASET_PATH)
     held = held_out_targets(root)
     for task in TASK_NAMES:

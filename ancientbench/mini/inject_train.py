@@ -25,7 +25,10 @@ from pathlib import Path
 from ..argtypes import add_no_progress
 from ..errors import AncientBenchError
 from ..fileio import atomic_write
-from ..paths import INJECT_NAMES, SHUOWEN_DIR
+from ..paths import DEFAULT_SOURCES_DIR, INJECT_NAMES, SHUOWEN_DIR
+from . import corpus
+from .inject_card import write_card
+from .inject_corpus import build_corpora
 from .train import check_output, prepare_tokenizer, train
 
 # smaller than the shipped mini (4.3M) so that each run takes about half an hour on one loaded CPU thread
@@ -51,18 +54,13 @@ def _write_docs(path: Path, docs: list[str]) -> None:
     os.replace(tmp, path)
 
 
-def prepare_corpora(work: Path, sources: Path, shuowen: Path | None, *, limit: int | None, rounds: int, seed: int,
-                    log=print) -> dict:
+def prepare_corpora(work: Path, sources: Path, shuowen: Path | None, *, limit: int | None, rounds: int, seed: int) -> dict:
     """Build (or reuse) both corpora and their report; refuse a corpus the item-text check does not pass."""
-    from .corpus import held_out
-    from .inject_corpus import build_corpora
-
     report_file = work / "corpus_report.json"
     if report_file.is_file():
         return json.loads(report_file.read_text(encoding="utf-8"))
     work.mkdir(parents=True, exist_ok=True)
-    docs_a, docs_b, report = build_corpora(sources, shuowen, limit=limit, rounds=rounds, seed=seed,
-                                           held=held_out(), log=log)
+    docs_a, docs_b, report = build_corpora(sources, shuowen, limit=limit, rounds=rounds, seed=seed, held=corpus.held_out())
     for key in ("a", "b"):
         check = report["leak_check"][key]
         if not check["passed"]:
@@ -79,16 +77,14 @@ def tokenizer_docs(work: Path, report: dict) -> list[str]:
     return _read_docs(work / "corpus_b.jsonl")[:n]
 
 
-def train_one(key: str, work: Path, report: dict, settings: dict, *, threads: int, out: Path, log=print,
+def train_one(key: str, work: Path, report: dict, settings: dict, *, threads: int, out: Path,
               progress: bool = True) -> dict:
-    from .inject_card import write_card
-
     corpus_file = work / f"corpus_{key}.jsonl"
 
     def corpus():
         return _read_docs(corpus_file), {"key": key, **report}
 
-    return train(work / key, out, work, settings, threads=threads, log=log, corpus=corpus,
+    return train(work / key, out, work, settings, threads=threads, corpus=corpus,
                  tokenizer_docs=lambda: tokenizer_docs(work, report), tokenizer_dir=work / "tokenizer",
                  name=INJECT_NAMES[key], card=write_card, dtype="float16", progress=progress)
 
@@ -111,8 +107,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..paths import DEFAULT_SOURCES_DIR
-
     if args.steps < 1 or args.threads < 1 or args.rounds < 1 or args.limit < 0:
         raise TrainInjectError("--steps, --threads and --rounds must be positive, --limit >= 0")
     work = Path(args.work)
@@ -122,14 +116,12 @@ def run(args: argparse.Namespace) -> int:
     for key in keys:
         check_output(outs[key], INJECT_NAMES[key], "train-inject")  # before the corpora and any training (issue 33's N3, as train-mini)
     report = prepare_corpora(work, Path(args.sources or DEFAULT_SOURCES_DIR), Path(args.shuowen or SHUOWEN_DIR),
-                             limit=args.limit or None, rounds=args.rounds, seed=SETTINGS["seed"],
-                             log=lambda m: print(m, flush=True))
+                             limit=args.limit or None, rounds=args.rounds, seed=SETTINGS["seed"])
     if not keys:
         prepare_tokenizer(work, tokenizer_docs(work, report), SETTINGS["vocab_size"], work / "tokenizer")
         print(f"corpora and tokenizer ready in {work}")
     for key in keys:
         out = outs[key]
-        record = train_one(key, work, report, settings, threads=args.threads, out=out, log=lambda m: print(m, flush=True),
-                           progress=not args.no_progress)
+        record = train_one(key, work, report, settings, threads=args.threads, out=out, progress=not args.no_progress)
         print(f"wrote {out} (validation loss {record['validation_loss']:.3f})")
     return 0

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import os
 import random
@@ -31,7 +32,13 @@ from pathlib import Path
 from ..argtypes import add_no_progress
 from ..errors import AncientBenchError
 from ..fileio import atomic_write
+from ..paths import DEFAULT_SOURCES_DIR, PACKAGE_DIR
+from ..tiny import build_tiny_model, train_bytelevel_tokenizer
 from . import MINI_NAME
+from . import corpus as mini_corpus
+from .card import write_card as write_mini_card
+
+log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 DEFAULTS = dict(vocab_size=6000, hidden_size=256, intermediate_size=640, num_hidden_layers=4,
@@ -49,15 +56,13 @@ def _write_json(path: Path, obj) -> None:
 
 
 def prepare_corpus(work: Path, sources_dir: Path) -> tuple[list[str], dict]:
-    from .corpus import build_corpus, held_out, leak_report
-
     corpus_file, report_file = work / "corpus.jsonl", work / "corpus_report.json"
     if corpus_file.is_file() and report_file.is_file():
         docs = [json.loads(line) for line in corpus_file.read_text(encoding="utf-8").splitlines()]
         return docs, json.loads(report_file.read_text(encoding="utf-8"))
-    held = held_out()
-    docs, report = build_corpus(sources_dir, held)
-    report["leak_check"] = leak_report(docs, held)
+    held = mini_corpus.held_out()
+    docs, report = mini_corpus.build_corpus(sources_dir, held)
+    report["leak_check"] = mini_corpus.leak_report(docs, held)
     if not report["leak_check"]["passed"]:
         raise TrainMiniError(f"the corpus overlaps held-out items: {report['leak_check']['examples'][:3]}")
     tmp = corpus_file.with_name("corpus.jsonl.tmp")
@@ -69,9 +74,7 @@ def prepare_corpus(work: Path, sources_dir: Path) -> tuple[list[str], dict]:
 
 def prepare_tokenizer(work: Path, docs: list[str], vocab_size: int, folder: Path | None = None):
     """The tokenizer trained on ``docs`` (kept in ``folder``, default ``work/tokenizer``; reused when there)."""
-    from transformers import AutoTokenizer
-
-    from ..tiny import train_bytelevel_tokenizer
+    from transformers import AutoTokenizer  # lazy: transformers takes seconds to import; only training needs it
 
     folder = folder or work / "tokenizer"
     if not (folder / "tokenizer.json").is_file():
@@ -84,7 +87,7 @@ def prepare_tokenizer(work: Path, docs: list[str], vocab_size: int, folder: Path
 
 
 def prepare_blocks(work: Path, docs: list[str], tokenizer, seq_len: int, seed: int):
-    import torch
+    import torch  # lazy: as in train
 
     path = work / "blocks.pt"
     if path.is_file():
@@ -122,7 +125,7 @@ def batch_indices(step: int, n: int, batch_size: int, seed: int) -> list[int]:
 
 
 def validation_loss(model, blocks, batch_size: int) -> float:
-    import torch
+    import torch  # lazy: as in train
 
     model.eval()
     total, count = 0.0, 0
@@ -136,35 +139,66 @@ def validation_loss(model, blocks, batch_size: int) -> float:
     return total / max(1, count)
 
 
-def train(work: Path, out: Path, sources_dir: Path, settings: dict, *, threads: int, log=print,
-          corpus=None, tokenizer_docs=None, tokenizer_dir: Path | None = None, name: str = MINI_NAME,
-          card=None, dtype: str = "float32", progress: bool = True) -> dict:
-    """Train and export one model. The knowledge-injection runs (:mod:`.inject`) pass their own ``corpus``
+def train(work: Path, out: Path, sources_dir: Path, settings: dict, *, threads: int, corpus=None, tokenizer_docs=None,
+          tokenizer_dir: Path | None = None, name: str = MINI_NAME, card=None, dtype: str = "float32",
+          progress: bool = True) -> dict:
+    """Train and export one model. The knowledge-injection runs (:mod:`.inject_train`) pass their own ``corpus``
     (a callable returning documents and report), one shared tokenizer (``tokenizer_dir``, trained on
     ``tokenizer_docs()``), a ``name``, a ``card`` writer and ``dtype`` float16."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; only training needs it
 
-    from ..tiny import build_tiny_model
-
-    work.mkdir(parents=True, exist_ok=True)
-    settings_file = work / "settings.json"
-    if settings_file.is_file():
-        saved = json.loads(settings_file.read_text(encoding="utf-8"))
-        if saved != settings:
-            changed = sorted(k for k in settings if saved.get(k) != settings[k])
-            raise TrainMiniError(f"{work}: holds a run with other settings ({', '.join(changed)}); "
-                                 "use another --work folder or remove this one")
-    else:
-        _write_json(settings_file, settings)
+    check_settings(work, settings)
     torch.set_num_threads(threads)
     t0 = time.time()
     docs, report = corpus() if corpus else prepare_corpus(work, sources_dir)
-    log(f"corpus: {len(docs):,} documents; leak check passed")
+    log.info("corpus: %s documents; leak check passed", f"{len(docs):,}")
     tok_docs = tokenizer_docs() if tokenizer_docs and not (tokenizer_dir and (tokenizer_dir / "tokenizer.json").is_file()) else docs
     tok = prepare_tokenizer(work, tok_docs, settings["vocab_size"], tokenizer_dir)
     data = prepare_blocks(work, docs, tok, settings["seq_len"], settings["seed"])
     train_blocks, val_blocks = data["train"], data["validation"]
-    log(f"tokens: {data['tokens']:,}; {len(train_blocks):,} training and {len(val_blocks):,} validation blocks")
+    log.info("tokens: %s; %s training and %s validation blocks", f"{data['tokens']:,}", f"{len(train_blocks):,}", f"{len(val_blocks):,}")
+    model, opt = build_model(tok, settings)
+    step = resume(work, model, opt)
+    params = sum(p.numel() for p in model.parameters())
+    log.info("model: qwen2, %.2fM parameters; %s steps of %sx%s tokens, %s threads", params / 1e6, settings["steps"],
+             settings["batch_size"], settings["seq_len"], threads)
+    run_steps(work, model, opt, train_blocks, settings, step, t0=t0, progress=progress)
+    losses = [json.loads(x) for x in (work / LOSS_LOG).read_text(encoding="utf-8").splitlines()]
+    val = validation_loss(model, val_blocks, settings["batch_size"])
+    log.info("validation loss %.3f (perplexity %.1f)", val, math.exp(val))
+    record = {
+        "format": FORMAT_VERSION, "name": name, "dtype": dtype, "settings": settings, "threads": threads,
+        "parameters": params, "tokens": data["tokens"], "train_blocks": len(train_blocks),
+        "validation_blocks": len(val_blocks), "tokens_seen": settings["steps"] * settings["batch_size"] * settings["seq_len"],
+        "final_train_loss": sum(x["loss"] for x in losses[-50:]) / len(losses[-50:]),
+        "validation_loss": round(val, 4), "corpus": report,
+        "loss_curve": [[x["step"], x["loss"]] for x in losses],
+    }
+    export(model.eval().to(getattr(torch, dtype)), tok, record, out, card=card)
+    return record
+
+
+CHECKPOINT, LOSS_LOG = "checkpoint.pt", "loss.jsonl"  # in the work folder
+
+
+def check_settings(work: Path, settings: dict) -> None:
+    """A work folder holds one run: its settings are written on the first start and must match on every resume."""
+    work.mkdir(parents=True, exist_ok=True)
+    settings_file = work / "settings.json"
+    if not settings_file.is_file():
+        _write_json(settings_file, settings)
+        return
+    saved = json.loads(settings_file.read_text(encoding="utf-8"))
+    if saved != settings:
+        changed = sorted(k for k in settings if saved.get(k) != settings[k])
+        raise TrainMiniError(f"{work}: holds a run with other settings ({', '.join(changed)}); "
+                             "use another --work folder or remove this one")
+
+
+def build_model(tok, settings: dict):
+    """The seeded qwen2 model and its AdamW optimizer (no weight decay on biases and norms)."""
+    import torch  # lazy: as in train
+
     model = build_tiny_model(
         "qwen2", tok, seed=settings["seed"], max_position_embeddings=4096,
         **{k: settings[k] for k in ("hidden_size", "intermediate_size", "num_hidden_layers",
@@ -174,27 +208,37 @@ def train(work: Path, out: Path, sources_dir: Path, settings: dict, *, threads: 
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": settings["weight_decay"]},
                              {"params": no_decay, "weight_decay": 0.0}], lr=settings["lr"], betas=(0.9, 0.95))
-    ckpt, loss_log = work / "checkpoint.pt", work / "loss.jsonl"
+    return model, opt
+
+
+def resume(work: Path, model, opt) -> int:
+    """The step to go on from (0, or the checkpoint's, whose weights and optimizer state are loaded); the loss log
+    is cut back to it (lines written after the last save are redone)."""
+    import torch  # lazy: as in train
+
+    ckpt, loss_log = work / CHECKPOINT, work / LOSS_LOG
     step = 0
     if ckpt.is_file():
         state = torch.load(ckpt)
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         step = state["step"]
-        log(f"resumed at step {step}")
-    # keep the loss log in step with the checkpoint (lines written after the last save are redone)
+        log.info("resumed at step %s", step)
     lines = loss_log.read_text(encoding="utf-8").splitlines() if loss_log.is_file() else []
     loss_log.write_text("".join(x + "\n" for x in lines[:step]), encoding="utf-8")
-    params = sum(p.numel() for p in model.parameters())
-    log(f"model: qwen2, {params / 1e6:.2f}M parameters; {settings['steps']} steps of "
-        f"{settings['batch_size']}x{settings['seq_len']} tokens, {threads} threads")
+    return step
+
+
+def run_steps(work: Path, model, opt, train_blocks, settings: dict, step: int, *, t0: float, progress: bool) -> None:
+    """The optimizer steps from ``step`` to the last, each logged to the loss log, checkpointed every ``save_every``."""
+    import torch  # lazy: as in train
 
     def save(step: int) -> None:
-        tmp = ckpt.with_name("checkpoint.pt.tmp")
+        tmp = work / f"{CHECKPOINT}.tmp"
         torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step}, tmp)
-        os.replace(tmp, ckpt)
+        os.replace(tmp, work / CHECKPOINT)
 
-    with loss_log.open("a", encoding="utf-8") as fh:
+    with (work / LOSS_LOG).open("a", encoding="utf-8") as fh:
         while step < settings["steps"]:
             lr = lr_at(step, settings)
             for g in opt.param_groups:
@@ -211,27 +255,14 @@ def train(work: Path, out: Path, sources_dir: Path, settings: dict, *, threads: 
                 fh.flush()
                 save(step)
                 if progress:
-                    log(f"step {step}/{settings['steps']}  loss {loss.item():.3f}  lr {lr:.2e}  ({time.time() - t0:.0f} s)")
-    losses = [json.loads(x) for x in loss_log.read_text(encoding="utf-8").splitlines()]
-    val = validation_loss(model, val_blocks, settings["batch_size"])
-    log(f"validation loss {val:.3f} (perplexity {math.exp(val):.1f})")
-    record = {
-        "format": FORMAT_VERSION, "name": name, "dtype": dtype, "settings": settings, "threads": threads,
-        "parameters": params, "tokens": data["tokens"], "train_blocks": len(train_blocks),
-        "validation_blocks": len(val_blocks), "tokens_seen": settings["steps"] * settings["batch_size"] * settings["seq_len"],
-        "final_train_loss": sum(x["loss"] for x in losses[-50:]) / len(losses[-50:]),
-        "validation_loss": round(val, 4), "corpus": report,
-        "loss_curve": [[x["step"], x["loss"]] for x in losses],
-    }
-    export(model.eval().to(getattr(torch, dtype)), tok, record, out, card=card)
-    return record
+                    log.info("step %s/%s  loss %.3f  lr %.2e  (%.0f s)", step, settings["steps"], loss.item(), lr, time.time() - t0)
 
 
 def plot_loss(record: dict, path: Path) -> None:
-    import matplotlib
+    import matplotlib  # lazy: matplotlib takes a second to import; only the loss curve needs it
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: matplotlib takes a second to import; only the plots need it
 
     steps, losses = zip(*record["loss_curve"])
     k = 20  # a moving average over k steps beside the raw curve
@@ -252,8 +283,6 @@ def plot_loss(record: dict, path: Path) -> None:
 def check_output(out: Path, name: str = MINI_NAME, command: str = "train-mini") -> None:
     """Refuse, before any training, an ``--output`` that is the installed package (the shipped models and their
     records), a file, or a folder holding anything but an earlier export of model ``name``."""
-    from ..paths import PACKAGE_DIR
-
     where = out.resolve()
     if where == PACKAGE_DIR or PACKAGE_DIR in where.parents:
         raise TrainMiniError(f"--output {out}: inside the installed package ({PACKAGE_DIR}); a shipped model is "
@@ -274,9 +303,7 @@ def _earlier_export(out: Path, name: str) -> bool:
 
 def export(model, tokenizer, record: dict, out: Path, card=None) -> None:
     """Write the model folder (weights, tokenizer, training record, loss curve, card) atomically."""
-    from .card import write_card
-
-    write_card = card or write_card
+    write_card = card or write_mini_card
     out = Path(out)
     tmp = out.with_name(f".{out.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -309,14 +336,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..paths import DEFAULT_SOURCES_DIR
-
     if args.steps < 1 or args.save_every < 1 or args.threads < 1:
         raise TrainMiniError("--steps, --save-every and --threads must be positive")
     settings = {**DEFAULTS, "steps": args.steps, "seed": args.seed, "save_every": args.save_every}
     out = Path(args.out) if args.out else Path(args.work) / "model"
     check_output(out)
     record = train(Path(args.work), out, Path(args.sources or DEFAULT_SOURCES_DIR), settings, threads=args.threads,
-                   log=lambda m: print(m, flush=True), progress=not args.no_progress)
+                   progress=not args.no_progress)
     print(f"wrote {out} (validation loss {record['validation_loss']:.3f}); evaluate it with --model {out}")
     return 0

@@ -32,11 +32,13 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sys
 from pathlib import Path
 
 from ..argtypes import add_export_arguments
-from .lighteval_export import ExportError, present_tasks, prompt_constants
+from ..paths import DATASET_PATH
+from ..schema import split_file
+from .exporting import present_tasks, run_export
+from .lighteval_export import prompt_constants
 
 MODULE_NAME = "ancientbench_evalscope.py"
 BENCHMARK = "ancientbench"
@@ -44,8 +46,6 @@ BENCHMARK = "ancientbench"
 
 def copy_data(folder: Path, out: Path, tasks: list[str]) -> None:
     """The test and dev files as ``out/data/<task>_<split>.jsonl``; other files of ours there are removed."""
-    from ..schema import split_file
-
     data = out / "data"
     if data.is_dir():
         shutil.rmtree(data)
@@ -65,8 +65,6 @@ def module_source(tasks: list[str], hub_id: str | None) -> str:
 def export(out_dir: str | Path, *, data: str | Path | None = None, hub_id: str | None = None,
            tasks: list[str] | None = None) -> dict:
     """Write the module (and, for local data, the data copy); returns ``{"module", "data" (None for the Hub), "tasks"}``."""
-    from .. import DATASET_PATH
-
     present = present_tasks(Path(data or DATASET_PATH), hub_id, tasks)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -200,21 +198,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..tasks import resolve_tasks
+    return run_export(
+        args, lambda: export(args.out_dir, data=args.data, hub_id=args.hub_id, tasks=args.tasks),
+        tasks=lambda written: written["tasks"],
+        wrote=lambda written, tasks: f"wrote {written['module']}: benchmark {BENCHMARK!r} with {len(tasks)} subsets ({', '.join(tasks)})",
+        how_to_run=lambda written, tasks: how_to_run(written["module"].parent, args.hub_id))
 
-    try:
-        written = export(args.out_dir, data=args.data, hub_id=args.hub_id, tasks=args.tasks)
-    except ExportError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    tasks = written["tasks"]
-    print(f"wrote {written['module']}: benchmark {BENCHMARK!r} with {len(tasks)} subsets ({', '.join(tasks)})")
-    missing = [t for t in resolve_tasks(args.tasks) if t not in tasks]
-    if missing:
-        print(f"warning: left out (no test/dev data): {', '.join(missing)}")
-    hub = ', dataset_hub="huggingface"' if args.hub_id else ""
-    print(f"run (Python, with {written['module'].parent} on sys.path): import ancientbench_evalscope as ab; "
-          f"from evalscope import TaskConfig, run_task; run_task(TaskConfig(model=MODEL, eval_type='llm_ckpt', "
-          f"datasets=['ancientbench'], model_args={{'chat_template': ab.PLAIN_CHAT_TEMPLATE}}{hub}, "
-          f"dataset_args={{'ancientbench': {{'few_shot_num': 5}}}}))")
-    return 0
+
+def how_to_run(folder: Path, hub_id: str | None) -> str:
+    hub = ', dataset_hub="huggingface"' if hub_id else ""
+    return (f"run (Python, with {folder} on sys.path): import ancientbench_evalscope as ab; "
+            f"from evalscope import TaskConfig, run_task; run_task(TaskConfig(model=MODEL, eval_type='llm_ckpt', "
+            f"datasets=['ancientbench'], model_args={{'chat_template': ab.PLAIN_CHAT_TEMPLATE}}{hub}, "
+            f"dataset_args={{'ancientbench': {{'few_shot_num': 5}}}}))")

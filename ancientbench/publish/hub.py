@@ -11,11 +11,19 @@ failure (offline, unreachable Hub, no login, bad card) ends with one ``error:`` 
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 import sys
 from pathlib import Path
 
+import yaml
+
+from .. import METRIC_PATH
 from ..argtypes import add_no_progress
+from ..paths import DATASET_PATH
+from ..schema import FIELDS, SPLITS
+from ..tasks import TASK_NAMES
+from .card import generated_block, present_configs, read_folder, render_counts, render_sources, render_yaml, yaml_header
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 METRIC_FILES = ("ancientbench_metric.py", "README.md", "requirements.txt")
@@ -47,9 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def dataset_files(folder: Path) -> list[str]:
     """The dataset card and every data file its YAML names, relative to the folder (the upload's allow_patterns)."""
-    import yaml
 
-    from .card import yaml_header
 
     text = (folder / "README.md").read_text(encoding="utf-8")
     header = yaml_header(text)
@@ -65,11 +71,8 @@ def dataset_files(folder: Path) -> list[str]:
 
 def validate_dataset(folder: Path, allow_partial: bool = False) -> list[str]:
     """Problems with the dataset folder as a Hub dataset (empty list: ready to publish)."""
-    from huggingface_hub import DatasetCard
+    from huggingface_hub import DatasetCard  # lazy: huggingface_hub is slow to import; only the Hub calls need it
 
-    from ..schema import FIELDS, SPLITS
-    from ..tasks import TASK_NAMES
-    from .card import generated_block, present_configs, read_folder, render_counts, render_sources, render_yaml, yaml_header
 
     path = folder / "README.md"
     if not path.is_file():
@@ -117,7 +120,7 @@ def validate_dataset(folder: Path, allow_partial: bool = False) -> list[str]:
 
 def validate_metric(folder: Path) -> list[str]:
     """Problems with the metric folder as an evaluate Space (empty list: ready to publish)."""
-    from huggingface_hub import RepoCard
+    from huggingface_hub import RepoCard  # lazy: huggingface_hub is slow to import; only the Hub calls need it
 
     problems = [f"missing {folder / f}" for f in METRIC_FILES if not (folder / f).is_file()]
     if problems:
@@ -136,8 +139,6 @@ def validate_metric(folder: Path) -> list[str]:
 
 def metric_requirements(folder: Path) -> list[str]:
     """The distribution names in the metric's requirements.txt (what the Space installs)."""
-    import re
-
     names = []
     for line in (folder / "requirements.txt").read_text(encoding="utf-8").splitlines():
         line = line.split("#", 1)[0].strip()
@@ -149,8 +150,6 @@ def metric_requirements(folder: Path) -> list[str]:
 def space_install_problems(folder: Path) -> list[str]:
     """Whether the Space would install: every module the metric imports is the standard library or named in
     requirements.txt, and requirements.txt names nothing that is not on PyPI (the package itself is not)."""
-    import ast
-
     reqs = set(metric_requirements(folder))
     problems = [f"requirements.txt names {r!r}, which is not on PyPI: the metric must be self-contained" for r in sorted(reqs) if r == "ancientbench"]
     tree = ast.parse((folder / "ancientbench_metric.py").read_text(encoding="utf-8"))
@@ -200,7 +199,7 @@ def _network_error(e: BaseException) -> bool:
 
 def explain(e: BaseException) -> str:
     """One line saying why an upload failed and what to do."""
-    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled  # lazy: huggingface_hub is slow to import; only the Hub calls need it
 
     first = (str(e).strip().splitlines() or [type(e).__name__])[0]
     if isinstance(e, OfflineModeIsEnabled):
@@ -219,8 +218,6 @@ def explain(e: BaseException) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import DATASET_PATH, METRIC_PATH
-
     for rid in [args.repo_id] + ([metric_space_id(args)] if args.metric else []):
         if not REPO_ID.match(rid):
             print(f"error: {rid!r} is not a Hub repository id of the form ORG/NAME")
@@ -260,7 +257,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     try:
-        from huggingface_hub import CommitOperationAdd, HfApi
+        from huggingface_hub import CommitOperationAdd, HfApi  # lazy: huggingface_hub is slow to import; only the Hub calls need it
 
         api = HfApi(token=args.token)
         api.create_repo(args.repo_id, repo_type="dataset", private=args.private or None, exist_ok=True)

@@ -34,20 +34,20 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sys
 from pathlib import Path
 
 from ..argtypes import add_export_arguments
-from ..errors import AncientBenchError
+from ..evaluation import extract
+from ..paths import DATASET_PATH
+from ..prompts import EXEMPLAR_SEPARATOR, QUESTION_TEMPLATE, TEMPLATE_SHA256, TEMPLATE_VERSION, instruction
+from ..schema import split_file
+from ..tasks import LETTERS
+from .exporting import checked_letter_prefix, present_tasks, run_export
 
 MODULE_NAME = "ancientbench_lighteval.py"
 LAUNCHER_NAME = "run_lighteval.py"
 TASK_PREFIX = "ancientbench:"
 GEN_PREFIX = "ancientbench_gen:"
-
-
-class ExportError(AncientBenchError, ValueError):
-    """An export that cannot be written (no task data, an unknown option)."""
 
 
 def data_readme(tasks: list[str]) -> str:
@@ -61,8 +61,6 @@ def data_readme(tasks: list[str]) -> str:
 
 def copy_data(folder: Path, out: Path, tasks: list[str]) -> None:
     """Copy each task's test and dev files to ``out/data/<task>/`` with the folder's config README; drop others."""
-    from ..schema import split_file
-
     data = out / "data"
     for old in data.iterdir() if data.is_dir() else ():
         if old.is_dir() and old.name not in tasks:
@@ -75,34 +73,9 @@ def copy_data(folder: Path, out: Path, tasks: list[str]) -> None:
     (data / "README.md").write_text(data_readme(tasks), encoding="utf-8")
 
 
-def present_tasks(folder: Path, hub_id: str | None, tasks: list[str] | None) -> list[str]:
-    """The asked tasks that have both split files (all asked tasks for a Hub source)."""
-    from ..schema import split_file
-    from ..tasks import resolve_tasks
-
-    wanted = list(resolve_tasks(tasks))
-    present = wanted if hub_id else [t for t in wanted if all(split_file(folder, t, s).is_file() for s in ("test", "dev"))]
-    if not present:
-        raise ExportError(f"no task has both test and dev files under {folder / 'data'}")
-    return present
-
-
 def prompt_constants(tasks: list[str], letter_style: str) -> dict:
     """The prompt pieces of :mod:`ancientbench.prompts` the module needs, as plain data."""
-    from ..prompts import (
-        EXEMPLAR_SEPARATOR,
-        QUESTION_TEMPLATE,
-        TEMPLATE_SHA256,
-        TEMPLATE_VERSION,
-        instruction,
-        letter_prefix,
-    )
-    from ..tasks import LETTERS
-
-    try:
-        prefix = letter_prefix(letter_style)
-    except ValueError as e:
-        raise ExportError(str(e)) from None
+    prefix = checked_letter_prefix(letter_style)
     return {
         "LETTERS": list(LETTERS),
         "LETTER_PREFIX": prefix,
@@ -118,8 +91,6 @@ def prompt_constants(tasks: list[str], letter_style: str) -> dict:
 def extractor_source() -> str:
     """The generate form's letter extraction: ancientbench's own rules (:mod:`ancientbench.evaluation.extract`),
     its source text with the one package import replaced, so the module needs no ancientbench install."""
-    from ..evaluation import extract
-
     src = Path(extract.__file__).read_text(encoding="utf-8")
     src = src.replace("from ..tasks import LETTERS\n", "LETTERS = ('A', 'B', 'C', 'D')\n")
     src = src.replace("from __future__ import annotations\n", "")
@@ -136,8 +107,6 @@ def module_source(tasks: list[str], hub_id: str | None, letter_style: str) -> st
 def export(out_dir: str | Path, *, data: str | Path | None = None, hub_id: str | None = None,
            letter_style: str = "bare", tasks: list[str] | None = None) -> dict:
     """Write the module (and, for local data, the data copy); returns ``{"module", "data" (None for the Hub), "tasks"}``."""
-    from .. import DATASET_PATH
-
     folder = Path(data or DATASET_PATH)
     present = present_tasks(folder, hub_id, tasks)
     source = module_source(present, hub_id, letter_style)
@@ -305,18 +274,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..tasks import resolve_tasks
-
-    try:
-        written = export(args.out_dir, data=args.data, hub_id=args.hub_id, letter_style=args.letter_style, tasks=args.tasks)
-    except ExportError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    tasks = written["tasks"]
-    print(f"wrote {written['module']} with {len(tasks)} tasks (letter form {TASK_PREFIX}<task>, generate form {GEN_PREFIX}<task>)")
-    missing = [t for t in resolve_tasks(args.tasks) if t not in tasks]
-    if missing:
-        print(f"warning: left out (no test/dev data): {', '.join(missing)}")
-    print(f'run: python {written["launcher"]} accelerate "model_name=MODEL,override_chat_template=false" "{TASK_PREFIX}{tasks[0]}|5" '
-          f'--custom-tasks {written["module"]}   (or `lighteval accelerate ...` where it starts: see docs/harnesses.md)')
-    return 0
+    return run_export(
+        args, lambda: export(args.out_dir, data=args.data, hub_id=args.hub_id, letter_style=args.letter_style, tasks=args.tasks),
+        tasks=lambda written: written["tasks"],
+        wrote=lambda written, tasks: f"wrote {written['module']} with {len(tasks)} tasks (letter form {TASK_PREFIX}<task>, "
+                                     f"generate form {GEN_PREFIX}<task>)",
+        how_to_run=lambda written, tasks: f'run: python {written["launcher"]} accelerate "model_name=MODEL,override_chat_template=false" '
+                                          f'"{TASK_PREFIX}{tasks[0]}|5" --custom-tasks {written["module"]}   (or `lighteval accelerate ...` '
+                                          'where it starts: see docs/harnesses.md)')

@@ -35,12 +35,18 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import sys
 from pathlib import Path, PurePosixPath
 
+import yaml
+
+from ..aggregate import aggregate
 from ..argtypes import add_export_arguments
-from ..errors import AncientBenchError
 from ..fileio import atomic_write
+from ..paths import DATASET_PATH
+from ..prompts import EXEMPLAR_SEPARATOR, QUESTION_TEMPLATE, TEMPLATE_SHA256, TEMPLATE_VERSION, instruction, letter_prefix
+from ..schema import split_file
+from ..tasks import COMPETENCIES, COMPETENCY_TASKS, LETTERS, TASK_NAMES, get_task
+from .exporting import ExportError, checked_letter_prefix, present_tasks, run_export
 
 TASK_PREFIX = "ancientbench_"
 GROUP = "ancientbench"
@@ -65,10 +71,6 @@ def load(ancientbench_task, **_metadata):
 MANIFEST = ".ancientbench-export.json"  # the files an export wrote: the only ones a later export may replace or remove
 
 
-class ExportError(AncientBenchError, ValueError):
-    """An export that would overwrite or remove what it did not write, or that has nothing to export."""
-
-
 def task_name(task: str) -> str:
     return f"{TASK_PREFIX}{task}"
 
@@ -79,17 +81,12 @@ def competency_group(competency: str) -> str:
 
 def doc_to_text_template() -> str:
     """The question block of :mod:`ancientbench.prompts` as a Jinja template over the item's columns."""
-    from ..prompts import QUESTION_TEMPLATE
-
     return QUESTION_TEMPLATE.format(question="{{question}}", A="{{A}}", B="{{B}}", C="{{C}}", D="{{D}}")
 
 
 def task_config(task: str, *, hub_id: str | None = None, letter_style: str = "bare") -> dict:
     """The lm-eval config of one task: config ``task`` of ``hub_id``, else the copy in ``data/<task>/`` beside the
     YAML, read by ``ancientbench_data.load`` (the ``custom_dataset`` line is added when the YAML is written)."""
-    from ..prompts import EXEMPLAR_SEPARATOR, TEMPLATE_SHA256, TEMPLATE_VERSION, instruction, letter_prefix
-    from ..tasks import LETTERS, get_task
-
     get_task(task)
     cfg: dict = {"task": task_name(task)}
     if hub_id:
@@ -140,20 +137,9 @@ def export(
     Tasks without both split files are left out. ``out_dir`` must be new, empty, or an earlier export: only the files
     its manifest lists are replaced or removed (so another --tasks or a Hub export leaves no stale task behind, and
     a file of the user's is never touched)."""
-    from .. import DATASET_PATH
-    from ..prompts import letter_prefix
-    from ..schema import split_file
-    from ..tasks import resolve_tasks
-
-    letter_prefix(letter_style)  # validates
+    checked_letter_prefix(letter_style)
     folder = Path(data or DATASET_PATH)
-    wanted = resolve_tasks(tasks)
-    if hub_id:
-        present = list(wanted)
-    else:
-        present = [t for t in wanted if all(split_file(folder, t, s).is_file() for s in ("test", "dev"))]
-    if not present:
-        raise ExportError(f"no task has both test and dev files under {folder / 'data'}")
+    present = present_tasks(folder, hub_id, tasks)
     out = Path(out_dir)
     previous, complete = _previous_export(out)
     files, written = _export_files(present, folder, hub_id, letter_style)
@@ -169,10 +155,7 @@ def export(
 
 def _export_files(present: list[str], folder: Path, hub_id: str | None, letter_style: str) -> tuple[dict[str, str], dict[str, str]]:
     """Every file of the export as ``{relative path: text}``, and ``{task or group name: relative path}`` of the YAMLs."""
-    import yaml
 
-    from ..schema import split_file
-    from ..tasks import COMPETENCIES, COMPETENCY_TASKS
 
     files: dict[str, str] = {}
     written: dict[str, str] = {}
@@ -272,10 +255,7 @@ def scores_from_lm_eval(results: dict | str | Path) -> dict:
     evaluated on fewer items than it has (``--limit``) makes the result not ``complete``; ``limited`` lists
     ``{task: {"effective", "original"}}``.
     """
-    import json
 
-    from ..aggregate import aggregate
-    from ..tasks import TASK_NAMES
 
     if not isinstance(results, dict):
         results = json.loads(Path(results).read_text(encoding="utf-8"))
@@ -294,7 +274,7 @@ def scores_from_lm_eval(results: dict | str | Path) -> dict:
         correct += [True] * k + [False] * (n - k)
         tasks += [task] * n
     if not tasks:
-        raise ValueError("no ancientbench_<task> results in these lm-eval results")
+        raise ExportError("no ancientbench_<task> results in these lm-eval results")
     out = aggregate(correct, tasks)
     out["limited"] = limited
     out["complete"] = bool(out["complete"] and not limited)
@@ -306,19 +286,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..tasks import TASK_NAMES, resolve_tasks
-
-    try:
-        written = export(args.out_dir, data=args.data, hub_id=args.hub_id, letter_style=args.letter_style, tasks=args.tasks)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    tasks = [n for n in written if not n.startswith("_")]
-    groups = [n[1:] for n in written if n.startswith("_")]
-    print(f"wrote {len(tasks)} tasks and {len(groups)} groups to {args.out_dir}: {', '.join(groups)}")
-    missing = [t for t in resolve_tasks(args.tasks) if f"ancientbench_{t}" not in written]
-    if missing:
-        print(f"warning: left out (no test/dev data): {', '.join(missing)}; the groups average the tasks present")
-    if len(tasks) == len(TASK_NAMES):
-        print(f"run: lm_eval --model hf --model_args pretrained=MODEL --include_path {args.out_dir} --tasks ancientbench --num_fewshot 5")
-    return 0
+    groups = lambda written: [n[1:] for n in written if n.startswith("_")]  # noqa: E731
+    return run_export(
+        args, lambda: export(args.out_dir, data=args.data, hub_id=args.hub_id, letter_style=args.letter_style, tasks=args.tasks),
+        tasks=lambda written: [t for t in TASK_NAMES if f"ancientbench_{t}" in written],
+        wrote=lambda written, tasks: f"wrote {len(tasks)} tasks and {len(groups(written))} groups to {args.out_dir}: "
+                                     f"{', '.join(groups(written))}",
+        how_to_run=lambda written, tasks: f"run: lm_eval --model hf --model_args pretrained=MODEL --include_path {args.out_dir} "
+                                          "--tasks ancientbench --num_fewshot 5" if len(tasks) == len(TASK_NAMES) else None,
+        left_out_note="; the groups average the tasks present")

@@ -35,10 +35,18 @@ from __future__ import annotations
 import argparse
 import inspect
 import shutil
-import sys
 from pathlib import Path
 
+from .. import __version__
 from ..argtypes import add_export_arguments
+from ..evaluation import extract
+from ..evaluation.settings import DEFAULT_MAX_NEW_TOKENS
+from ..fileio import atomic_write
+from ..paths import DATASET_PATH
+from ..prompts import EXEMPLAR_SEPARATOR, QUESTION_TEMPLATE, TEMPLATE_SHA256, TEMPLATE_VERSION, instruction, letter_prefix
+from ..schema import split_file
+from ..tasks import COMPETENCIES, COMPETENCY_TASKS, LETTERS, TASK_NAMES, get_task, resolve_tasks
+from .exporting import ExportError, checked_letter_prefix, present_tasks, run_export
 
 FORMS = ("ppl", "gen")
 SHOTS = (0, 5)
@@ -109,9 +117,6 @@ def group_abbr(form: str, shots: int, competency: str | None = None) -> str:
 
 def _templates(task: str, form: str, letter_style: str) -> tuple[dict | str, dict | str]:
     """(ice template, prompt template) in OpenCompass's string syntax: ``{column}`` fields, ``</E>`` for exemplars."""
-    from ..prompts import EXEMPLAR_SEPARATOR, QUESTION_TEMPLATE, instruction, letter_prefix
-    from ..tasks import LETTERS
-
     block = QUESTION_TEMPLATE.format(question="{question}", A="{A}", B="{B}", C="{C}", D="{D}")
     lead = letter_prefix(letter_style)
     head = instruction(task) + "</E>"
@@ -123,13 +128,9 @@ def _templates(task: str, form: str, letter_style: str) -> tuple[dict | str, dic
 
 def dataset_config(task: str, form: str, shots: int, *, hub_id: str | None = None, letter_style: str = "bare") -> dict:
     """One OpenCompass dataset entry; class names are strings here, written as imported names by :func:`render`."""
-    from ..evaluation.settings import DEFAULT_MAX_NEW_TOKENS
-    from ..prompts import TEMPLATE_SHA256, TEMPLATE_VERSION
-    from ..tasks import get_task
-
     get_task(task)
     if form not in FORMS or shots not in SHOTS:
-        raise ValueError(f"form must be one of {FORMS} and shots one of {SHOTS}, got {form!r}, {shots!r}")
+        raise ExportError(f"form must be one of {FORMS} and shots one of {SHOTS}, got {form!r}, {shots!r}")
     ice, prompt = _templates(task, form, letter_style)
     if shots:  # the dev exemplars in order, each already ending in its blank line: no separators of OpenCompass's
         retriever = {"type": "FixKRetriever", "fix_id_list": list(range(shots)), "ice_separator": "", "ice_eos_token": ""}
@@ -189,8 +190,6 @@ def _py(value, indent: int = 0) -> str:
 
 def render(variable: str, configs: list[dict]) -> str:
     """An OpenCompass config file defining ``variable`` (a list of dataset entries) with its imports."""
-    from .. import __version__
-
     used = sorted({name for name in IMPORTS if any(f"={name}," in _py(c) for c in configs)})
     modules: dict[str, list[str]] = {}
     for name in used:
@@ -203,8 +202,6 @@ def render(variable: str, configs: list[dict]) -> str:
 
 def summarizer_config(tasks: list[str]) -> dict:
     """The DefaultSummarizer config: per form and shots, competencies over their tasks, the average over those."""
-    from ..tasks import COMPETENCIES, COMPETENCY_TASKS
-
     groups, rows = [], []
     for form in FORMS:
         for shots in SHOTS:
@@ -222,9 +219,6 @@ def summarizer_config(tasks: list[str]) -> dict:
 
 def support_sources() -> dict[str, str]:
     """The two Python modules the configs import, by file name."""
-    from ..evaluation import extract
-    from ..tasks import LETTERS
-
     source = inspect.getsource(extract)
     if "from ..tasks import LETTERS\n" not in source:
         raise RuntimeError("ancientbench.evaluation.extract no longer imports LETTERS as expected; update the exporter")
@@ -236,19 +230,9 @@ def export(out_dir: str | Path, *, data: str | Path | None = None, hub_id: str |
            letter_style: str = "bare", tasks: list[str] | None = None) -> dict[str, Path]:
     """Write the configs (and, for local data, the data copy); returns ``{file stem: path}``. Tasks without both
     split files are left out."""
-    from .. import DATASET_PATH
-    from ..fileio import atomic_write
-    from ..prompts import letter_prefix
-    from ..schema import split_file
-    from ..tasks import TASK_NAMES, resolve_tasks
-
-    letter_prefix(letter_style)  # validates
+    checked_letter_prefix(letter_style)
     folder = Path(data or DATASET_PATH)
-    wanted = resolve_tasks(tasks)
-    present = list(wanted) if hub_id else [
-        t for t in wanted if all(split_file(folder, t, s).is_file() for s in ("test", "dev"))]
-    if not present:
-        raise ValueError(f"no task has both test and dev files under {folder / 'data'}")
+    present = present_tasks(folder, hub_id, tasks)
     out = Path(out_dir)
     # a folder exported before keeps nothing of ours this one does not write; anything else in it is left alone
     for old in [*out.glob(f"datasets/{PREFIX}_*.py"), out / "summarizers" / f"{SUMMARIZER}.py"]:
@@ -290,19 +274,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..tasks import resolve_tasks
-
-    try:
-        written = export(args.out_dir, data=args.data, hub_id=args.hub_id, letter_style=args.letter_style, tasks=args.tasks)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    tasks = [t for t in resolve_tasks(args.tasks) if f"{PREFIX}_{t}_ppl_0shot" in written]
-    print(f"wrote {len(tasks)} tasks x {len(FORMS)} forms x {len(SHOTS)} shot settings and summarizer "
-          f"'{SUMMARIZER}' to {args.out_dir}")
-    missing = [t for t in resolve_tasks(args.tasks) if t not in tasks]
-    if missing:
-        print(f"warning: left out (no test/dev data): {', '.join(missing)}; the groups average the tasks present")
-    print(f"run: PYTHONPATH={args.out_dir} opencompass --config-dir {args.out_dir} --datasets ancientbench_ppl_5shot "
-          f"--summarizer {SUMMARIZER} --hf-type base --hf-path MODEL")
-    return 0
+    return run_export(
+        args, lambda: export(args.out_dir, data=args.data, hub_id=args.hub_id, letter_style=args.letter_style, tasks=args.tasks),
+        tasks=lambda written: [t for t in resolve_tasks(args.tasks) if f"{PREFIX}_{t}_ppl_0shot" in written],
+        wrote=lambda written, tasks: f"wrote {len(tasks)} tasks x {len(FORMS)} forms x {len(SHOTS)} shot settings and "
+                                     f"summarizer '{SUMMARIZER}' to {args.out_dir}",
+        how_to_run=lambda written, tasks: f"run: PYTHONPATH={args.out_dir} opencompass --config-dir {args.out_dir} --datasets "
+                                          f"ancientbench_ppl_5shot --summarizer {SUMMARIZER} --hf-type base --hf-path MODEL",
+        left_out_note="; the groups average the tasks present")

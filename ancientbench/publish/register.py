@@ -23,10 +23,15 @@ from pathlib import Path
 
 import yaml
 
+import ancientbench
+
 from ..argtypes import add_no_progress
-from ..dataset import file_sha256
+from ..dataset import cache_dataset, file_sha256
 from ..errors import AncientBenchError
+from ..fileio import atomic_write
+from ..paths import DATASET_PATH
 from ..tasks import TASK_NAMES
+from .card import ALL_CONFIG, card_configs, card_path, yaml_header
 
 METRIC_NAME = "ancientbench_metric"
 CACHED_NAME = f"evaluate-metric--{METRIC_NAME}"  # evaluate's cache name for a canonical (bare-name) metric
@@ -39,15 +44,14 @@ def register_metric(metric_path: str | Path | None = None, modules_cache: str | 
     Idempotent: the folder is named by the module's sha256, so an unchanged module is not copied twice and
     an edited one becomes the newest version evaluate picks.
     """
-    from evaluate import config as ev_config
-    from evaluate.loading import init_dynamic_modules
-    from evaluate.utils.file_utils import hash_url_to_filename, hf_hub_url
+    from evaluate import config as ev_config  # lazy: evaluate imports datasets (seconds); only registering the metric needs it
+    from evaluate.loading import init_dynamic_modules  # lazy: evaluate imports datasets (seconds); only registering the metric needs it
+    from evaluate.utils.file_utils import hash_url_to_filename, hf_hub_url  # lazy: evaluate imports datasets (seconds); only registering the metric needs it
 
-    import ancientbench
 
     src = Path(metric_path or ancientbench.METRIC_PATH) / f"{METRIC_NAME}.py"
     # 1. the downloads cache, under the name of the canonical script's URL (evaluate finds it without a request)
-    from evaluate import SCRIPTS_VERSION
+    from evaluate import SCRIPTS_VERSION  # lazy: evaluate imports datasets (seconds); only registering the metric needs it
 
     downloads = Path(ev_config.DOWNLOADED_EVALUATE_PATH)
     downloads.mkdir(parents=True, exist_ok=True)
@@ -81,8 +85,6 @@ def check_card(folder: str | Path) -> dict[str, str]:
     ``load_dataset`` keys its cache of the folder on the card's YAML alone, so a file changed without a new card
     would be served from the old cache: that is refused here, naming the file.
     """
-    from .card import card_path, yaml_header
-
     folder = Path(folder)
     path = card_path(folder)
     header = yaml_header(path.read_text(encoding="utf-8")) if path.is_file() else None
@@ -101,10 +103,6 @@ def check_card(folder: str | Path) -> dict[str, str]:
 
 def register_dataset(cache_dir: str | Path | None = None, folder: str | Path | None = None) -> list[str]:
     """Load every config (and ``all``) once, checked against the files, so the name ``ancientbench`` is found in the cache."""
-    from .. import DATASET_PATH
-    from ..dataset import cache_dataset
-    from .card import ALL_CONFIG, card_configs
-
     folder = Path(folder or DATASET_PATH)
     check_card(folder)
     configs = [c for c in TASK_NAMES if c in card_configs(folder)]
@@ -137,9 +135,8 @@ def default_alias(copy: Path) -> Path:
 
 def bare_name_switch(folder: str | Path, cache_dir: str | Path | None = None) -> str | None:
     """Record which folder (and data) the bare name now serves; a line saying so when it served another before."""
-    from datasets import config as ds_config
+    from datasets import config as ds_config  # lazy: datasets takes seconds to import; only registering needs it
 
-    from ..fileio import atomic_write
 
     record = Path(cache_dir or ds_config.HF_DATASETS_CACHE) / "ancientbench" / REGISTERED
     now = {"folder": str(Path(folder).resolve()), "data_sha256": data_digest(check_card(folder))}
@@ -165,8 +162,6 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from .. import DATASET_PATH
-
     path = register_metric()
     print(f"evaluate.load('{METRIC_NAME}') -> {path}")
     if not args.skip_dataset:

@@ -36,7 +36,7 @@ DEFAULT_BINS = 10
 
 def letter_probs(logprobs: Sequence[Sequence[float]]):
     """Softmax over the four letters of each row of log-probs: an (N, 4) array whose rows sum to 1."""
-    import numpy as np
+    import numpy as np  # lazy: numpy costs start-up time; only the figures need it
 
     lp = np.asarray(logprobs, dtype=float)
     if lp.ndim != 2 or lp.shape[1] != 4:
@@ -48,7 +48,7 @@ def letter_probs(logprobs: Sequence[Sequence[float]]):
 
 def bin_index(confidence, bins: int):
     """Bin of each confidence among ``bins`` equal-width bins (lo, hi]; 0 goes to the first bin."""
-    import numpy as np
+    import numpy as np  # lazy: numpy costs start-up time; only the figures need it
 
     c = np.asarray(confidence, dtype=float)
     return np.clip(np.ceil(c * bins).astype(int) - 1, 0, bins - 1)
@@ -56,7 +56,7 @@ def bin_index(confidence, bins: int):
 
 def reliability(confidence, correct, bins: int = DEFAULT_BINS) -> list[dict]:
     """Per bin: its edges, item count, accuracy and mean confidence (None for an empty bin)."""
-    import numpy as np
+    import numpy as np  # lazy: numpy costs start-up time; only the figures need it
 
     c = np.asarray(confidence, dtype=float)
     y = np.asarray(correct, dtype=float)
@@ -87,7 +87,7 @@ def expected_calibration_error(confidence, correct, bins: int = DEFAULT_BINS) ->
 
 def brier_score(probs, gold_index) -> float:
     """Multi-class Brier score: mean over items of sum over options of (p - onehot(gold))^2."""
-    import numpy as np
+    import numpy as np  # lazy: numpy costs start-up time; only the figures need it
 
     p = np.asarray(probs, dtype=float)
     onehot = np.zeros_like(p)
@@ -102,7 +102,7 @@ def scorable(predictions: list[dict]) -> list[dict]:
 
 
 def _arrays(predictions: list[dict]):
-    import numpy as np
+    import numpy as np  # lazy: numpy costs start-up time; only the figures need it
 
     probs = letter_probs([p["logprobs"] for p in predictions])
     pred = np.array([LETTERS.index(p["pred"]) for p in predictions])
@@ -125,7 +125,7 @@ def calibration(predictions: list[dict], bins: int = DEFAULT_BINS) -> dict | Non
     """ECE, Brier score, accuracy and mean confidence per task, competency and overall, plus the overall
     reliability bins, over the items with log-probs (``excluded_items`` counts the others); None when no
     item has them (nothing to calibrate)."""
-    import numpy as np
+    import numpy as np  # lazy: numpy costs start-up time; only the figures need it
 
     if bins < 1:
         raise ValueError(f"bins must be at least 1, got {bins}")
@@ -169,7 +169,7 @@ def task_markdown_table(label: str, cal: dict) -> str:
 
 def reliability_plot(entries: list[tuple[str, list[dict]]], path: str | Path, *, bins: int = DEFAULT_BINS, title: str = "Reliability") -> None:
     """Reliability diagram saved to ``path`` (see :func:`reliability_figure`)."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: matplotlib takes a second to import; only the plots need it
 
     fig = reliability_figure(entries, bins=bins, title=title)
     fig.savefig(path, dpi=120)
@@ -179,11 +179,11 @@ def reliability_plot(entries: list[tuple[str, list[dict]]], path: str | Path, *,
 def reliability_figure(entries: list[tuple[str, list[dict]]], *, bins: int = DEFAULT_BINS, title: str = "Reliability"):
     """Reliability diagram, one panel per result: accuracy per confidence bin against the diagonal,
     with the bin counts as a histogram underneath and the ECE in the panel title."""
-    import matplotlib
+    import matplotlib  # lazy: matplotlib takes a second to import; only the plots need it
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
+    import matplotlib.pyplot as plt  # lazy: matplotlib takes a second to import; only the plots need it
+    import numpy as np  # lazy: numpy costs start-up time; only the figures need it
 
     n = len(entries)
     if n == 0:

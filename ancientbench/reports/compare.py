@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..aggregate import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED, aggregate
 from ..argtypes import non_negative_int
+from ..fileio import atomic_write
 from ..table import render
 from ..tasks import COMPETENCIES, COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES
 from .report import paired_bootstrap_diff
@@ -33,7 +34,7 @@ EXACT_BELOW = 25  # discordant pairs below which McNemar uses the exact binomial
 
 def mcnemar(b: int, c: int) -> dict:
     """McNemar test for b (A right, B wrong) and c (A wrong, B right) discordant items."""
-    from scipy import stats
+    from scipy import stats  # lazy: scipy takes a second to import; only McNemar's exact test needs it
 
     n = b + c
     if n == 0:
@@ -193,13 +194,16 @@ def run(args: argparse.Namespace) -> int:
     except ReportError as e:
         print(f"error: {e}" + ("" if args.shared_items or "same items" not in str(e) else " (--shared-items compares on the shared ones)"), file=sys.stderr)
         return 2
-    text = json.dumps(res, ensure_ascii=False, indent=2)
     if args.json == "-":
-        print(text)
+        print(json.dumps(res, ensure_ascii=False, indent=2))
         return 0
     print(format_table(res))
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(text + "\n", encoding="utf-8")
+        write_json(res, args.json)
         print(f"\nwrote {args.json}")
     return 0
+
+
+def write_json(res: dict, path: str | Path) -> None:
+    """A comparison as the ``--json`` file (whole or not at all)."""
+    atomic_write(path, json.dumps(res, ensure_ascii=False, indent=2) + "\n")

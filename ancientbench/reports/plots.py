@@ -15,7 +15,7 @@ def plot_labels_cjk() -> str | None:
     matplotlib caches its font list, so a font installed after the cache was built (e.g. Debian
     fonts-wqy-microhei from scripts/install.sh) is added from the system font folders by file name.
     """
-    from matplotlib import font_manager as fm
+    from matplotlib import font_manager as fm  # lazy: matplotlib takes a second to import; only the plots need it
 
     known = ("WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Noto Sans CJK", "Noto Serif CJK", "Source Han", "Droid Sans Fallback", "AR PL", "SimHei", "Microsoft YaHei", "PingFang", "Hiragino Sans GB")
 
@@ -39,10 +39,10 @@ def plot_labels_cjk() -> str | None:
 
 
 def _setup_matplotlib():
-    import matplotlib
+    import matplotlib  # lazy: matplotlib takes a second to import; only the plots need it
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: matplotlib takes a second to import; only the plots need it
 
     cjk = plot_labels_cjk()
     if cjk:
@@ -74,7 +74,7 @@ def _identical_to(rows: list[Result], key) -> dict[int, str]:
 
 def radar_figure(rows: list[Result], title: str):
     """The competency radar: one closed line per result, the human dashed black, chance as a red ring at 25%."""
-    import numpy as np
+    import numpy as np  # lazy: numpy costs start-up time; only the figures need it
 
     plt, cjk = _setup_matplotlib()
     n = len(COMPETENCIES)
@@ -109,7 +109,7 @@ def radar_figure(rows: list[Result], title: str):
 
 
 def radar_plot(rows: list[Result], path: Path, title: str) -> None:
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: matplotlib takes a second to import; only the plots need it
 
     fig = radar_figure(rows, title)
     fig.savefig(path, dpi=130)
@@ -118,7 +118,7 @@ def radar_plot(rows: list[Result], path: Path, title: str) -> None:
 
 def task_bar_figure(rows: list[Result], title: str):
     """Per-task accuracy bars with 95% bootstrap intervals, one bar per result, chance as a red line."""
-    import numpy as np
+    import numpy as np  # lazy: numpy costs start-up time; only the figures need it
 
     plt, cjk = _setup_matplotlib()
     tasks = [t for t in TASK_NAMES if any(t in r.figures["tasks"] for r in rows)]
@@ -147,7 +147,7 @@ def task_bar_figure(rows: list[Result], title: str):
 
 
 def task_bar_plot(rows: list[Result], path: Path, title: str) -> None:
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: matplotlib takes a second to import; only the plots need it
 
     fig = task_bar_figure(rows, title)
     fig.savefig(path, dpi=130)

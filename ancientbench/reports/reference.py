@@ -24,19 +24,29 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import random
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .. import __version__
 from ..aggregate import aggregate
 from ..argtypes import add_no_progress, non_negative_int
+from ..dataset import file_sha256
 from ..errors import AncientBenchError
 from ..evaluation.layout import predictions_path, results_path
 from ..fileio import atomic_write
 from ..letters import from_predictions
-from ..paths import PROBES_DIR, record
+from ..paths import DATASET_PATH, PROBES_DIR, record
+from ..quality.audit import corpus_frequencies, option_frequencies, self_frequencies
+from ..quality.predictors import OPTIONS_ONLY_STRATEGIES, options_only_predictor, stem_reading_predictor
+from ..quality.strategies import FAMILY, STRATEGIES, Context, accuracies, credits, item_from_row
+from ..schema import load_split, split_file
 from ..sources import SourceMissing
-from ..tasks import LETTERS, TASK_BY_NAME, TASK_NAMES
+from ..tasks import DATASET_VERSION, LETTERS, TASK_BY_NAME, TASK_NAMES
+from .results import ReportError
+
+log = logging.getLogger(__name__)
 
 REFERENCE_VERSION = "1"
 ROWS = {"chance": "Chance", "mandarin-reader": "Mandarin reader", "options-only": "Options-only predictor",
@@ -55,9 +65,6 @@ DESCRIPTIONS = {
 def strategy_names(slug: str, task: str) -> list[str]:
     """The knowledge-free strategies a row reads on a task (their sources are the row's inputs); [] for the rows
     that read none (chance, the AI examinee)."""
-    from ..quality.predictors import OPTIONS_ONLY_STRATEGIES
-    from ..quality.strategies import FAMILY, STRATEGIES
-
     rule = TASK_BY_NAME[task].answer_rule
     if slug == "mandarin-reader":
         return [n for n, f in FAMILY.items() if f == "mandarin" and n not in rule]
@@ -74,8 +81,6 @@ def _chance(rows: list[dict], seed: int) -> tuple[list[str], dict]:
 
 
 def _mandarin(rows: list[dict], ctx, seed: int) -> tuple[list[str], dict]:
-    from ..quality.strategies import STRATEGIES, accuracies, item_from_row
-
     task = rows[0]["task"]
     names = strategy_names("mandarin-reader", task)
     acc = accuracies(rows, ctx, names)
@@ -91,10 +96,6 @@ def _mandarin(rows: list[dict], ctx, seed: int) -> tuple[list[str], dict]:
 
 
 def _predictor(slug: str, rows: list[dict], freq) -> tuple[list[str], dict]:
-    from ..quality.audit import option_frequencies, self_frequencies
-    from ..quality.predictors import options_only_predictor, stem_reading_predictor
-    from ..quality.strategies import Context
-
     names = strategy_names(slug, rows[0]["task"])
     if slug == "options-only":  # never frequencies counted from the stems
         r = options_only_predictor(rows, Context(freq or option_frequencies(rows)), names=names)
@@ -150,9 +151,6 @@ def ai_examinee(tests: dict[str, list[dict]], probes_dir: Path | None = None) ->
 def write_row(out: Path, slug: str, per_task: dict[str, tuple[list[dict], list[str], dict]], files_sha256: dict,
               data_path: str, shots: list[int], seed: int) -> list[Path]:
     """One reference row's results and predictions files, in the format ``ancientbench eval`` writes."""
-    from .. import __version__
-    from ..tasks import DATASET_VERSION
-
     folder = out / slug
     folder.mkdir(parents=True, exist_ok=True)
     preds = [{"id": r["id"], "task": r["task"], "gold": r["answer"], "pred": p, "logprobs": None, "shots_used": 0}
@@ -194,8 +192,6 @@ def missing_inputs(slug: str, tests: dict[str, list[dict]], ctx) -> str | None:
     """What a row cannot find, as one line saying how to get it, or None when it can run: the probe records for the
     AI examinee; for a strategy row, the sources its strategies read, found by scoring the first items of every task
     (the sources load once, so the row's own run reuses them)."""
-    from ..quality.strategies import credits, item_from_row
-
     if slug == "ai-examinee":
         return None if PROBES_DIR.is_dir() else f"needs the probe records in {PROBES_DIR}, which come with a clone of the repository"
     try:
@@ -208,9 +204,11 @@ def missing_inputs(slug: str, tests: dict[str, list[dict]], ctx) -> str | None:
     return None
 
 
-def runnable_rows(rows: list[str] | None, tests: dict[str, list[dict]], ctx, *, required: bool, log=print) -> list[str]:
-    """``rows`` (default: every row) less those whose inputs are missing: each left out with one line, or, when the
-    user named the rows (``required``), an error naming the first one."""
+def runnable_rows(rows: list[str] | None, tests: dict[str, list[dict]], ctx, *, required: bool, log=None) -> list[str]:
+    """``rows`` (default: every row) less those whose inputs are missing: each left out with one line (to ``log``,
+    default this module's logger, as a warning), or, when the user named the rows (``required``), an error naming the
+    first one."""
+    log = log or logging.getLogger(__name__).warning
     out = []
     for slug in list(ROWS) if rows is None else rows:
         missing = missing_inputs(slug, tests, ctx)
@@ -226,10 +224,6 @@ def runnable_rows(rows: list[str] | None, tests: dict[str, list[dict]], ctx, *, 
 def _inputs(data: str | Path | None, limit: int | None):
     """(dataset folder, every task's test rows, the first ``limit`` of them, the classics' character frequencies or
     None, the frequencies the strategies read)."""
-    from .. import DATASET_PATH
-    from ..quality.audit import corpus_frequencies, self_frequencies
-    from ..schema import load_split
-
     root = Path(data) if data is not None else Path(DATASET_PATH)
     full = {t: load_split(root, t, "test") for t in TASK_NAMES}
     tests = {t: rows[:limit] for t, rows in full.items()}
@@ -238,29 +232,23 @@ def _inputs(data: str | Path | None, limit: int | None):
 
 
 def check_rows(rows: list[str] | None = None, data: str | Path | None = None, *, limit: int | None = None,
-               required: bool = False, log=print) -> list[str]:
+               required: bool = False, log=None) -> list[str]:
     """The rows that can run on ``data``'s first ``limit`` items per task (:func:`runnable_rows`): what a job that
     computes them later (the ladder) checks before its long work."""
-    from ..quality.strategies import Context
-
     _, _, tests, _, freq = _inputs(data, limit)
     return runnable_rows(rows, tests, Context(freq), required=required, log=log)
 
 
 def write_reference_rows(out: str | Path, data: str | Path | None = None, *, rows: list[str] | None = None,
                          shots: list[int] = (0, 5), seed: int = 0, limit: int | None = None, required: bool = False,
-                         log=print) -> list[Path]:
+                         log=None) -> list[Path]:
     """Compute the reference rows over every task's test split of ``data`` (default: the bundled dataset), or
     its first ``limit`` items per task (the items ``eval --limit`` scores). A row whose inputs are missing is left
-    out with one line (an error when ``required``: the user named it); see :func:`runnable_rows`."""
-    from ..dataset import file_sha256
-    from ..quality.strategies import Context
-    from ..schema import split_file
-
+    out with one line (an error when ``required``: the user named it); see :func:`runnable_rows`. Progress and
+    notices go to ``log`` (default: this module's logger, info)."""
+    log = log or logging.getLogger(__name__).info
     bad = [k for k in shots if isinstance(k, bool) or not isinstance(k, int) or k < 0]
     if bad:  # a results_-3shot.json would be filed as a setting no evaluation has
-        from .results import ReportError
-
         raise ReportError(f"shots must be non-negative integers, got {bad[0]!r}")
     root, full, tests, corpus, freq = _inputs(data, limit)
     sha = {f"{t}/test.jsonl": file_sha256(split_file(root, t, "test")) for t in TASK_NAMES}
@@ -299,11 +287,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
-        from .results import ReportError
-
         raise ReportError(f"--limit must be >= 1, got {args.limit}")
     for path in write_reference_rows(args.out, args.data, rows=args.rows, shots=args.shots, seed=args.seed,
                                      limit=args.limit, required=args.rows is not None,
-                                     log=(lambda m: None) if args.no_progress else (lambda m: print(m, flush=True))):
+                                     log=(lambda m: None) if args.no_progress else log.info):
         print(f"wrote {path}")
     return 0

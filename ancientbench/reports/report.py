@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from pathlib import Path
 
 from ..aggregate import (
@@ -30,7 +31,8 @@ from ..argtypes import non_negative_int
 from ..fileio import disk_full, whole_folder
 from ..letters import describe, top_cell
 from ..table import render
-from ..tasks import COMPETENCIES, COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES, USER_TASK_NOTE
+from ..tasks import COMPETENCIES, COMPETENCY_DISPLAY, COMPETENCY_TASKS, TASK_BY_NAME, TASK_NAMES, USER_TASK_NOTE
+from . import calibration
 from .plots import radar_plot, task_bar_plot
 from .results import (
     ReportError,
@@ -67,7 +69,7 @@ def paired_bootstrap_diff(
     as drawing items). Returns {"tasks": {t: {"diff", "ci"}}, "competencies": {...}, "average": {...},
     "micro_accuracy": {...}, "n_resamples", "confidence", "seed", "method"}.
     """
-    import numpy as np
+    import numpy as np  # lazy: numpy costs start-up time; only the figures need it
 
     if set(a) != set(b):
         raise ValueError("paired_bootstrap_diff needs the same item ids on both sides")
@@ -96,7 +98,6 @@ def paired_bootstrap_diff(
         return [float(lo), float(hi)]
 
     comp_samples = {}
-    from ..tasks import COMPETENCY_TASKS
 
     for c in COMPETENCIES:
         present = [diffs[t] for t in COMPETENCY_TASKS[c] if t in diffs]
@@ -358,15 +359,7 @@ def build_report(results: list[Result], out: Path, *, n_resamples: int, seed: in
 def _write_report(results: list[Result], out: Path, final: Path, *, n_resamples: int, seed: int, bins: int,
                   plots: bool) -> dict:
     """The report's files written into ``out`` (a disk-full error names them in ``final``)."""
-    from . import calibration
-
-    results = once_per_row(results)
-    label_results(results)
-    for r in results:
-        if r.shot_independent:
-            r.label += SHOT_INDEPENDENT
-    for r in results:
-        r.ci = bootstrap_ci([p["pred"] == p["gold"] for p in r.predictions], [p["task"] for p in r.predictions], n_resamples=n_resamples, seed=seed)
+    results = _scored_rows(results, n_resamples=n_resamples, seed=seed)
     # runs of `eval --circular` are scored on rotated items, not comparable row by row: own section only
     circ = [r for r in results if isinstance(r.data.get("circular"), dict)]
     main = [r for r in results if r not in circ]
@@ -389,84 +382,17 @@ def _write_report(results: list[Result], out: Path, final: Path, *, n_resamples:
         shown_fixed = fixed if k == settings[0] else []  # read no exemplars: shown once, in the first setting
         rows = sort_rows([r for r in main if r.shots == k and not r.is_human and not r.shot_independent] + shown_fixed + humans)
         incomplete |= any(not r.figures["complete"] for r in rows)
-        title = setting_title(k)
-        md += [f"## {title[0].upper() + title[1:]}", "", "### Competencies", "", markdown_table(rows, "competency"), "", "### Tasks", "", markdown_table(rows, "task"), ""]
-        if user_tasks(rows):
-            md += ["### User tasks", "", f"{', '.join(user_tasks(rows))}: {USER_TASK_NOTE}.", "", markdown_table(rows, "user"), ""]
-        if any(not r.data.get("complete", r.figures["complete"]) for r in rows):
-            md += [INCOMPLETE_NOTE, ""]
-        if fixed and k != settings[0]:
-            md += [f"Shot-independent rows ({', '.join(r.label.removesuffix(SHOT_INDEPENDENT) for r in fixed)}) read no "
-                   f"exemplars: they are reported once, in the {setting_title(settings[0]).split(' (')[0]} table.", ""]
-        flagged = not_answering_lines(rows)
-        if flagged:
-            md += ["**Not answering** (one answer dominates; the threshold is half-way from the keys' largest letter "
-                   "share to 100%, `ancientbench.letters`):", "", *flagged, ""]
-        tex += [latex_table(rows, "competency", f"AncientBench {title}: accuracy (\\%) per competency, 95\\% bootstrap interval.", f"ancientbench-{k}shot"), ""]
-        tex += [latex_table(rows, "task", f"AncientBench {title}: accuracy (\\%) per task, 95\\% bootstrap interval.", f"ancientbench-{k}shot-tasks"), ""]
-        if user_tasks(rows):
-            tex += [latex_table(rows, "user", f"User tasks, {title}: accuracy (\\%), 95\\% bootstrap interval; outside "
-                                              "the competency means and the average.", f"ancientbench-{k}shot-user"), ""]
-        calib_rows = []
-        for r in rows:
-            cal = calibration.calibration(ten_tasks(r), bins=bins)
-            if cal is not None:
-                calib_rows.append((r, cal))
-        setting_summary = {
-            "rows": [
-                {
-                    "label": r.label,
-                    "results_file": str(r.path),
-                    "human": r.is_human,
-                    "n_items": r.figures["n"],
-                    "complete": r.figures["complete"],
-                    "tasks": {t: {**v, "ci": r.ci["tasks"].get(t)} for t, v in r.figures["tasks"].items()},
-                    "competencies": {c: {"score": v, "ci": r.ci["competencies"].get(c)} for c, v in r.figures["competencies"].items()},
-                    "average": {"score": r.figures["average"], "ci": r.ci["average"]},
-                    "micro_accuracy": {"score": r.figures["micro_accuracy"], "ci": r.ci["micro_accuracy"]},
-                    "shot_independent": r.shot_independent,
-                    "answer_letters": {k: v for k, v in r.letters.items() if k != "tasks"},
-                    "calibration": next((cal for rr, cal in calib_rows if rr is r), None),
-                }
-                for r in rows
-            ]
-        }
-        if calib_rows:
-            md += [f"### Calibration ({bins} equal-width confidence bins)", "", calibration.markdown_table([(r.label, cal) for r, cal in calib_rows]), ""]
-            md += ["<details><summary>Calibration per task</summary>", ""]
-            for r, cal in calib_rows:
-                md += [calibration.task_markdown_table(r.label, cal), ""]
-            md += ["</details>", ""]
+        md += _setting_tables(k, rows, fixed, settings[0])
+        tex += _setting_latex(k, rows)
+        calib_rows = [(r, cal) for r in rows if (cal := calibration.calibration(ten_tasks(r), bins=bins)) is not None]
+        md += _calibration_markdown(calib_rows, bins)
         if plots:
-            radar = out / f"radar_{k}shot.png"
-            bars = out / f"tasks_{k}shot.png"
-            with disk_full(final / radar.name):
-                radar_plot(rows, radar, f"AncientBench, {title}")
-            with disk_full(final / bars.name):
-                task_bar_plot(rows, bars, f"AncientBench per task, {title}")
-            md += [f"![competencies, {title}]({radar.name})", "", f"![tasks, {title}]({bars.name})", ""]
-            summary["files"] += [radar.name, bars.name]
-            if calib_rows:
-                rel = out / f"reliability_{k}shot.png"
-                with disk_full(final / rel.name):
-                    calibration.reliability_plot([(r.label, ten_tasks(r)) for r, _ in calib_rows], rel, bins=bins,
-                                                 title=f"Reliability, {'zero-shot' if k == 0 else f'{k}-shot'}")
-                md += [f"![reliability, {title}]({rel.name})", ""]
-                summary["files"].append(rel.name)
+            md += _setting_plots(k, rows, calib_rows, out, final, bins, summary["files"])
+        summary["settings"][str(k)] = {"rows": [_row_summary(r, calib_rows) for r in rows]}
         if user_tasks(rows):
-            setting_summary["user_tasks"] = {"tasks": user_tasks(rows), "note": USER_TASK_NOTE}
-        summary["settings"][str(k)] = setting_summary
+            summary["settings"][str(k)]["user_tasks"] = {"tasks": user_tasks(rows), "note": USER_TASK_NOTE}
+    md += _circular_markdown(circ)
     if circ:
-        md += [
-            "## Option-order robustness (CircularEval)",
-            "",
-            "Runs made with `ancientbench eval --circular`: plain = accuracy on the original option order; circular = an item "
-            "counts only if all four cyclic rotations of its options are answered correctly. These runs are left out of "
-            "the tables above (their ordinary figures are over all rotated items).",
-            "",
-            circular_markdown(sorted(circ, key=lambda r: (r.shots, r.label))),
-            "",
-        ]
         summary["circular"] = [{"label": r.label, "shots": r.shots, **r.data["circular"]} for r in circ]
     deltas = shot_deltas([r for r in main if not r.shot_independent], n_resamples, seed)
     if deltas:
@@ -485,6 +411,109 @@ def _write_report(results: list[Result], out: Path, final: Path, *, n_resamples:
     return summary
 
 
+def _scored_rows(results: list[Result], *, n_resamples: int, seed: int) -> list[Result]:
+    """One result per row, labelled (shot-independent rows marked), each with its bootstrap intervals."""
+    results = once_per_row(results)
+    label_results(results)
+    for r in results:
+        if r.shot_independent:
+            r.label += SHOT_INDEPENDENT
+    for r in results:
+        r.ci = bootstrap_ci([p["pred"] == p["gold"] for p in r.predictions], [p["task"] for p in r.predictions], n_resamples=n_resamples, seed=seed)
+    return results
+
+
+def _setting_tables(k: int, rows: list[Result], fixed: list[Result], first: int) -> list[str]:
+    """One shot setting's Markdown: competency and task tables, with the notes they need."""
+    title = setting_title(k)
+    md = [f"## {title[0].upper() + title[1:]}", "", "### Competencies", "", markdown_table(rows, "competency"), "", "### Tasks", "", markdown_table(rows, "task"), ""]
+    if user_tasks(rows):
+        md += ["### User tasks", "", f"{', '.join(user_tasks(rows))}: {USER_TASK_NOTE}.", "", markdown_table(rows, "user"), ""]
+    if any(not r.data.get("complete", r.figures["complete"]) for r in rows):
+        md += [INCOMPLETE_NOTE, ""]
+    if fixed and k != first:
+        md += [f"Shot-independent rows ({', '.join(r.label.removesuffix(SHOT_INDEPENDENT) for r in fixed)}) read no "
+               f"exemplars: they are reported once, in the {setting_title(first).split(' (')[0]} table.", ""]
+    flagged = not_answering_lines(rows)
+    if flagged:
+        md += ["**Not answering** (one answer dominates; the threshold is half-way from the keys' largest letter "
+               "share to 100%, `ancientbench.letters`):", "", *flagged, ""]
+    return md
+
+
+def _setting_latex(k: int, rows: list[Result]) -> list[str]:
+    title = setting_title(k)
+    return [latex_table(rows, "competency", f"AncientBench {title}: accuracy (\\%) per competency, 95\\% bootstrap interval.", f"ancientbench-{k}shot"), "",
+            latex_table(rows, "task", f"AncientBench {title}: accuracy (\\%) per task, 95\\% bootstrap interval.", f"ancientbench-{k}shot-tasks"), ""] + (
+        [latex_table(rows, "user", f"User tasks, {title}: accuracy (\\%), 95\\% bootstrap interval; outside "
+                                   "the competency means and the average.", f"ancientbench-{k}shot-user"), ""] if user_tasks(rows) else [])
+
+
+def _row_summary(r: Result, calib_rows: list[tuple[Result, dict]]) -> dict:
+    """One row of ``summary.json``: its figures with their intervals, letter shares and calibration."""
+    return {
+        "label": r.label,
+        "results_file": str(r.path),
+        "human": r.is_human,
+        "n_items": r.figures["n"],
+        "complete": r.figures["complete"],
+        "tasks": {t: {**v, "ci": r.ci["tasks"].get(t)} for t, v in r.figures["tasks"].items()},
+        "competencies": {c: {"score": v, "ci": r.ci["competencies"].get(c)} for c, v in r.figures["competencies"].items()},
+        "average": {"score": r.figures["average"], "ci": r.ci["average"]},
+        "micro_accuracy": {"score": r.figures["micro_accuracy"], "ci": r.ci["micro_accuracy"]},
+        "shot_independent": r.shot_independent,
+        "answer_letters": {k: v for k, v in r.letters.items() if k != "tasks"},
+        "calibration": next((cal for rr, cal in calib_rows if rr is r), None),
+    }
+
+
+def _calibration_markdown(calib_rows: list[tuple[Result, dict]], bins: int) -> list[str]:
+    if not calib_rows:
+        return []
+    md = [f"### Calibration ({bins} equal-width confidence bins)", "", calibration.markdown_table([(r.label, cal) for r, cal in calib_rows]), ""]
+    md += ["<details><summary>Calibration per task</summary>", ""]
+    for r, cal in calib_rows:
+        md += [calibration.task_markdown_table(r.label, cal), ""]
+    return md + ["</details>", ""]
+
+
+def _setting_plots(k: int, rows: list[Result], calib_rows: list[tuple[Result, dict]], out: Path, final: Path, bins: int,
+                   files: list[str]) -> list[str]:
+    """One shot setting's PNGs written into ``out`` (their names appended to ``files``); their Markdown lines."""
+    title = setting_title(k)
+    radar = out / f"radar_{k}shot.png"
+    bars = out / f"tasks_{k}shot.png"
+    with disk_full(final / radar.name):
+        radar_plot(rows, radar, f"AncientBench, {title}")
+    with disk_full(final / bars.name):
+        task_bar_plot(rows, bars, f"AncientBench per task, {title}")
+    md = [f"![competencies, {title}]({radar.name})", "", f"![tasks, {title}]({bars.name})", ""]
+    files += [radar.name, bars.name]
+    if calib_rows:
+        rel = out / f"reliability_{k}shot.png"
+        with disk_full(final / rel.name):
+            calibration.reliability_plot([(r.label, ten_tasks(r)) for r, _ in calib_rows], rel, bins=bins,
+                                         title=f"Reliability, {'zero-shot' if k == 0 else f'{k}-shot'}")
+        md += [f"![reliability, {title}]({rel.name})", ""]
+        files.append(rel.name)
+    return md
+
+
+def _circular_markdown(circ: list[Result]) -> list[str]:
+    if not circ:
+        return []
+    return [
+        "## Option-order robustness (CircularEval)",
+        "",
+        "Runs made with `ancientbench eval --circular`: plain = accuracy on the original option order; circular = an item "
+        "counts only if all four cyclic rotations of its options are answered correctly. These runs are left out of "
+        "the tables above (their ordinary figures are over all rotated items).",
+        "",
+        circular_markdown(sorted(circ, key=lambda r: (r.shots, r.label))),
+        "",
+    ]
+
+
 def _json_default(o):
     if hasattr(o, "item"):
         return o.item()
@@ -501,8 +530,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-
     if args.bins < 1:
         print("error: --bins must be at least 1", file=sys.stderr)
         return 2

@@ -2,9 +2,10 @@
 
 Self-contained, as evaluate metric modules are (a metric Space installs only ``requirements.txt``): the task
 table and the arithmetic (task accuracy -> competency mean -> average, micro accuracy, stratified bootstrap
-intervals) are written out here. ``ancientbench.aggregate`` computes the same figures for the scorer and the
-reports; ``tests/test_metric.py`` checks the two agree on many random inputs. Inputs are checked up front,
-before evaluate stores anything, so a bad call names the offending element and leaves the metric usable.
+intervals) are generated into it from ``ancientbench/tasks.py`` and ``ancientbench/aggregate.py`` (the package's
+scorer and reports run the same text) by ``python -m ancientbench.publish.copies``; never edit those blocks here.
+Inputs are checked up front, before evaluate stores anything, so a bad call names the offending element and leaves
+the metric usable.
 """
 
 import datasets
@@ -26,14 +27,11 @@ TASK_TO_COMPETENCY = {
     "phonetic_loan": "context",
     "translation": "context",
 }
-# END GENERATED: tasks
 TASK_NAMES = tuple(TASK_TO_COMPETENCY)
 COMPETENCIES = ("glyph", "pronunciation", "meaning", "context")
-DEFAULT_BOOTSTRAP_SEED = 1234
-DEFAULT_BOOTSTRAP_RESAMPLES = 10_000
-DEFAULT_CONFIDENCE = 0.95
-USER_TASK_NOTE = ("user task: not one of the ten AncientBench tasks; its own row, outside the competency means, "
-                  "the average and micro accuracy")
+USER_TASK_NOTE = ("user task: not one of the ten AncientBench tasks; its own row, outside the "
+                  "competency means, the average and micro accuracy")
+# END GENERATED: tasks
 
 _CITATION = """\
 @misc{zhou2025ancientbench,
@@ -96,9 +94,21 @@ Examples:
 """
 
 
+# the arithmetic: the text of ancientbench/aggregate.py between its METRIC COPY lines (python -m ancientbench.publish.copies)
+# BEGIN GENERATED: arithmetic
+DEFAULT_BOOTSTRAP_SEED = 1234
+DEFAULT_BOOTSTRAP_RESAMPLES = 10_000
+DEFAULT_CONFIDENCE = 0.95
 
-def aggregate(correct, tasks):
-    """Per-item correctness (aligned with task names) -> task accuracy, competency means, average, micro."""
+
+def summarize(correct, tasks) -> dict:
+    """Per-item correctness (aligned with the items' task names, both checked by the caller) -> ``{"tasks": {task:
+    {"accuracy", "correct", "total", "competency"}}, "competencies": {competency: score}, "average": float | None,
+    "micro_accuracy": float, "n": int, "complete": bool}``. Competencies with no scored task are left out;
+    ``average`` is the mean of the competencies present and ``complete`` says whether all ten tasks were scored
+    (only then is it the paper's average). User tasks (names outside the ten): rows ``{"accuracy", "correct",
+    "total", "competency": None, "user_task": True}`` after the ten (by name), listed under ``user_tasks`` with
+    ``user_task_note`` (both keys only when there are some); ``n`` and ``micro_accuracy`` count the ten's items only."""
     counts = {}
     for ok, task in zip(correct, tasks):
         c = counts.setdefault(task, [0, 0])
@@ -111,7 +121,7 @@ def aggregate(correct, tasks):
     }
     competencies = {}
     for comp in COMPETENCIES:
-        accs = [row["accuracy"] for t, row in per_task.items() if TASK_TO_COMPETENCY[t] == comp]
+        accs = [row["accuracy"] for t, row in per_task.items() if TASK_TO_COMPETENCY[t] == comp]  # registry order
         if accs:
             competencies[comp] = sum(accs) / len(accs)
     n = sum(counts[t][1] for t in per_task)
@@ -132,13 +142,24 @@ def aggregate(correct, tasks):
     return out
 
 
-def bootstrap_ci(correct, tasks, n_resamples, confidence, seed):
-    """Stratified percentile bootstrap: per task, the correct count of a resample is Binomial(n, k/n)
-    (the same distribution as drawing n items with replacement), drawn task by task in registry order."""
-    point = aggregate(correct, tasks)
+def bootstrap_intervals(correct, tasks, n_resamples, confidence, seed) -> dict:
+    """Stratified percentile bootstrap of every figure :func:`summarize` returns (inputs checked by the caller).
+
+    Each resample draws, for every task, as many items as the task has, with replacement from that task's items
+    (task sizes stay fixed), and recomputes the task accuracies, the competency means, ``average`` and
+    ``micro_accuracy``. Only the number of correct items in a task's resample matters, and drawing n items with
+    replacement from n items of which k are correct gives a Binomial(n, k/n) count, so that count is drawn
+    directly (same distribution, O(resamples) per task instead of O(resamples x items)). Draws are made task by
+    task in registry order from ``numpy.random.default_rng(seed)``: the same inputs and seed give the same
+    intervals. Returns ``{"tasks": {task: [lo, hi]}, "competencies": {competency: [lo, hi]}, "average": [lo, hi]
+    | None, "micro_accuracy": [lo, hi] | None, "confidence", "n_resamples", "seed", "method"}``.
+    """
+    import numpy as np  # lazy: the package's start-up (every command imports this module) does not need numpy
+
+    point = summarize(correct, tasks)
     rng = np.random.default_rng(seed)
     acc, hits = {}, {}
-    for t, row in point["tasks"].items():
+    for t, row in point["tasks"].items():  # registry order, then user tasks: the ten's draws do not depend on them
         hits[t] = rng.binomial(row["total"], row["correct"] / row["total"], size=n_resamples)
         acc[t] = hits[t] / row["total"]
     comp = {}
@@ -161,6 +182,7 @@ def bootstrap_ci(correct, tasks, n_resamples, confidence, seed):
         "seed": seed,
         "method": "percentile bootstrap; items resampled with replacement within each task",
     }
+# END GENERATED: arithmetic
 
 
 def _as_letter(value, column, position, allow_empty):
@@ -290,9 +312,9 @@ class AncientbenchMetric(evaluate.Metric):
         if not predictions:
             raise ValueError("no items to score: predictions, references and tasks are empty")
         correct = [p != "" and p == g for p, g in zip(predictions, references)]
-        result = aggregate(correct, tasks)
+        result = summarize(correct, tasks)
         if n_resamples:
-            result["ci"] = bootstrap_ci(correct, tasks, n_resamples=n_resamples, confidence=confidence, seed=seed)
+            result["ci"] = bootstrap_intervals(correct, tasks, n_resamples, confidence, seed)
         return result
 
 

@@ -26,70 +26,92 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+import logging
 from pathlib import Path
 
 from .. import paths
+from ..aggregate import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 from ..dataset import count_items
 from ..errors import AncientBenchError
+from ..evaluation import evaluate_model, results_path
 from ..fileio import atomic_write
-from ..mini import MINI_NAME
-from ..paths import LADDER_RECORD_FILE, RECORDS_DIR
+from ..paths import INJECT_NAMES, INJECT_PATHS, LADDER_RECORD_FILE, MINI_NAME, MINI_PATH, RECORDS_DIR
+from ..reports.compare import compare, format_table, write_json
+from ..reports.inject import NOTE, render_table
+from ..reports.ladder_record import data_sha256
+from ..reports.reference import PREDICTOR_ROWS, check_rows, write_reference_rows
+from ..reports.report import build_report
+from ..reports.results import collect_result_files, load_result
+from ..table import results_table
 from ..tasks import DATASET_VERSION
 from ..tiny import TINY_RANDOM_NAME
-from .ladder_record import data_sha256
+from .card import write_card
+
+log = logging.getLogger(__name__)
 
 DEFAULT_LIMIT = 200
+REPORT_BINS = 10  # `report`'s default calibration bins
 
 
 def inject_available() -> bool:
-    from ..paths import INJECT_PATHS
-
     return all((p / "config.json").is_file() for p in INJECT_PATHS.values())
+
+
+def eval_step(model: str, output: Path, *, shots: list[int], mode: str = "letter", limit: int | None = None,
+              tasks: list[str] | None = None, progress: bool = True) -> dict[int, dict]:
+    """One ``evaluate_model`` run (resumable), its table and results files printed as ``eval`` prints them."""
+    log.info("evaluating %s (%s mode, %s-shot) into %s", model, mode, " and ".join(map(str, shots)), output)
+    results = evaluate_model(model, tasks=tasks, shots=shots, limit=limit, output_dir=output, progress=progress, mode=mode)
+    print(results_table(list(results.values())))
+    print("\nresults: " + ", ".join(str(results_path(r["predictions_file"])) for r in results.values()))
+    return results
+
+
+def compare_step(a: Path, b: Path, json_path: Path) -> dict:
+    """``compare A B --json PATH``: the paired comparison, printed and written."""
+    res = compare(a, b, n_resamples=DEFAULT_BOOTSTRAP_RESAMPLES, seed=DEFAULT_BOOTSTRAP_SEED)
+    print(format_table(res))
+    write_json(res, json_path)
+    print(f"\nwrote {json_path}")
+    return res
+
+
+def report_step(folders: list[Path], out: Path) -> dict:
+    """``report FOLDERS --out OUT``: the tables, plots and summary, printed as ``report`` prints them."""
+    results = [load_result(p) for p in collect_result_files([str(f) for f in folders])]
+    summary = build_report(results, out, n_resamples=DEFAULT_BOOTSTRAP_RESAMPLES, seed=DEFAULT_BOOTSTRAP_SEED,
+                           bins=REPORT_BINS)
+    print(summary["markdown"])
+    print(f"\nwrote {', '.join(summary['files'])} to {out}/")
+    return summary
 
 
 def ladder(out: str | Path, *, limit: int | None = DEFAULT_LIMIT, with_predictors: bool = True, progress: bool = True,
            with_inject: bool = False) -> int:
-    from ..cli import main
-    from ..paths import INJECT_NAMES
-    from .reference import PREDICTOR_ROWS, check_rows, write_reference_rows
-
     out = Path(out)
     # the reference rows' inputs (optional sources, records/) are checked first: a missing one costs one line, not the run
     rows = check_rows(["chance", "mandarin-reader", "ai-examinee"] + (list(PREDICTOR_ROWS) if with_predictors else []),
-                      limit=limit or None, log=lambda m: print(m, file=sys.stderr, flush=True))
-    limit_args = ["--limit", str(limit)] if limit else []
-    rest = [*limit_args, *([] if progress else ["--no-progress"])]
-    common = ["--shots", "0", "5", *rest]
-    steps = [
-        ["eval", "--model", MINI_NAME, "--output", str(out / "letter"), *common],
-        ["eval", "--model", MINI_NAME, "--mode", "ppl", "--output", str(out / "ppl"), "--shots", "0", *rest],  # ppl at 0-shot only: four continuations per item, 5-shot would double the job's time
-        ["eval", "--model", TINY_RANDOM_NAME, "--output", str(out / "letter"), *common],
-    ]
+                      limit=limit or None, log=log.warning)
+    run = {"limit": limit or None, "progress": progress}
+    eval_step(MINI_NAME, out / "letter", shots=[0, 5], **run)
+    eval_step(MINI_NAME, out / "ppl", shots=[0], mode="ppl", **run)  # ppl at 0-shot only: four continuations per item, 5-shot would double the job's time
+    eval_step(TINY_RANDOM_NAME, out / "letter", shots=[0, 5], **run)
     with_inject = with_inject and inject_available()
     if with_inject:  # the knowledge-injection pair, ppl 0-shot (letter mode too: `ancientbench inject`)
-        steps += [["eval", "--model", INJECT_NAMES[k], "--mode", "ppl", "--output", str(out / "ppl"), "--shots", "0", *rest]
-                  for k in ("a", "b")]
-    for argv in steps:
-        print(f"$ ancientbench {' '.join(argv)}", file=sys.stderr, flush=True)
-        if main(argv) != 0:
-            raise AncientBenchError(f"ladder: `ancientbench {' '.join(argv)}` failed (see above); rerun to resume")
+        for k in ("a", "b"):
+            eval_step(INJECT_NAMES[k], out / "ppl", shots=[0], mode="ppl", **run)
     write_reference_rows(out / "reference", rows=rows, limit=limit or None, log=lambda m: None)
     for mode, k in (("letter", 0), ("letter", 5), ("ppl", 0)):
         mini = next((out / mode).glob(f"{MINI_NAME}*/results_{k}shot.json"))  # ppl runs go to <name>-ppl/
-        main(["compare", str(mini), str(out / "letter" / TINY_RANDOM_NAME / f"results_{k}shot.json"),
-              "--json", str(out / f"compare_{mode}_{k}shot.json")])
+        compare_step(mini, out / "letter" / TINY_RANDOM_NAME / f"results_{k}shot.json", out / f"compare_{mode}_{k}shot.json")
     if with_inject:
         b, a = (next((out / "ppl").glob(f"{INJECT_NAMES[k]}*/results_0shot.json")) for k in ("b", "a"))
-        main(["compare", str(b), str(a), "--json", str(out / "compare_inject_ppl_0shot.json")])
-    rc = main(["report", str(out / "letter"), str(out / "ppl"), str(out / "reference"), "--out", str(out / "report")])
+        cmp_ = compare_step(b, a, out / "compare_inject_ppl_0shot.json")
+    report_step([out / "letter", out / "ppl", out / "reference"], out / "report")
     if with_inject:
-        from .inject import NOTE, render_table
-
-        cmp_ = json.loads((out / "compare_inject_ppl_0shot.json").read_text(encoding="utf-8"))
         print(f"\n## Knowledge injection, ppl mode (letter mode too: `ancientbench inject`)\n\n{NOTE}\n\n"
               + render_table({"ppl": cmp_}))
-    return rc
+    return 0
 
 
 def _run_data_version(out: Path) -> str:
@@ -125,26 +147,23 @@ def record(out: str | Path, limit: int | None) -> dict:
     for path in sorted((out / "reference").glob("*/results_0shot.json")):
         res = json.loads(path.read_text(encoding="utf-8"))
         rows[res["model"]["name_or_path"]] = res["reference"]["description"]
-    compare = {}
+    with_tiny = {}
     for mode, k in (("letter", 0), ("letter", 5), ("ppl", 0)):
         path = out / f"compare_{mode}_{k}shot.json"
         if path.is_file():
-            compare[f"{mode}_{k}shot"] = json.loads(path.read_text(encoding="utf-8"))
+            with_tiny[f"{mode}_{k}shot"] = json.loads(path.read_text(encoding="utf-8"))
     # the paper's recipe in miniature (docs/reference-results.md): `compare FINETUNED BASE --json` files put here
     finetuned = {p.stem.removeprefix("compare_finetuned_"): json.loads(p.read_text(encoding="utf-8"))
                  for p in sorted(out.glob("compare_finetuned_*shot.json"))}
     inject = {p.stem.removeprefix("compare_inject_"): json.loads(p.read_text(encoding="utf-8"))
               for p in sorted(out.glob("compare_inject_*shot.json"))}
     return {"dataset_version": version, "data_sha256": data_sha256(), "limit_per_task": limit, "reference_rows": rows,
-            "settings": settings, "compare_with_tiny_random": compare, "compare_finetuned": finetuned, "compare_inject": inject}
+            "settings": settings, "compare_with_tiny_random": with_tiny, "compare_finetuned": finetuned, "compare_inject": inject}
 
 
 def write_record(out: str | Path, limit: int | None) -> Path:
     """``records/ladder.json`` from a finished run, and the mini-LM's card rendered from it (the dataset card: run
     ``python -m ancientbench.publish.card``). A clone's job: an installed package has no records/."""
-    from ..mini import MINI_PATH
-    from ..mini.card import write_card
-
     paths.record(RECORDS_DIR)
     atomic_write(LADDER_RECORD_FILE, json.dumps(record(out, limit), ensure_ascii=False, indent=1) + "\n")
     write_card(MINI_PATH)
