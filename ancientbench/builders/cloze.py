@@ -33,14 +33,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from ..han import han_only, is_han
 from ..sources.classics import (
     BOOK_BY_KEY,
     QUOTES,
     SOURCE_LABEL,
     Corpus,
     fold,
-    han_only,
-    is_han,
     is_one_to_many,
     load_corpus,
     tang_bigrams,

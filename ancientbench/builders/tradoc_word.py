@@ -43,10 +43,11 @@ from collections import Counter, defaultdict
 from itertools import combinations
 from pathlib import Path
 
+from ..han import all_han, is_han
 from ..paths import CURATED_DIR, record
 from ..schema import DataError
 from ..sources.classics import SOURCE_LABEL as SOURCE_LABEL_CP
-from ..sources.classics import is_han, load_corpus
+from ..sources.classics import load_corpus
 from ..sources.guangyun import Reading, gloss_segments, meaning_text
 from .charpool import Sources, load_sources
 from .common import BuildResult, Candidate, length_giveaway, split_dev_test, task_rng
@@ -93,7 +94,7 @@ def usable_gloss(src: Sources, char: str) -> tuple[str, Reading] | None:
         closed = text.split("也")[:-1]  # definitions closed by 也 ('A也B也C' -> ['A', 'B'])
         closed = [d for d in closed if d]
         option = "".join(f"{d}也" for d in closed[:2]) if closed else text
-        if not re.fullmatch(r"[\u3400-\u9fff\U00020000-\U0003ffff]+", option) or not src.traditional_text(option):
+        if not all_han(option, unified_only=True) or not src.traditional_text(option):
             continue  # only ideographs, and no simplified-only graph (与, 毁) that would mix scripts
         if MIN_LEN <= len(option) <= MAX_LEN and option != "也":
             return option, r

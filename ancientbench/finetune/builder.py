@@ -7,7 +7,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .kinds import KIND_BY_NAME, KIND_NAMES, MAX_GLOSS, MAX_MEMBERS, VALIDATION_EVERY, Pair, digest, han_only, pair_rng, q, quoted_list
+from ..han import han_only, is_han
+from .kinds import KIND_BY_NAME, KIND_NAMES, MAX_GLOSS, MAX_MEMBERS, VALIDATION_EVERY, Pair, digest, pair_rng, q, quoted_list
 from .leakage import HeldOut
 
 # --------------------------------------------------------------------------------------------- build
@@ -374,7 +375,7 @@ class Builder:
         return self._note_map
 
     def context_pairs(self) -> tuple[list[Pair], list[Pair], list[Pair]]:
-        from ..sources.classics import BOOK_BY_KEY, is_han
+        from ..sources.classics import BOOK_BY_KEY
 
         label = self.labels["corpus"]
         ok = self.sentences()

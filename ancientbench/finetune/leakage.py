@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ..han import han_only
 from ..paths import CURATED_DIR
 from ..schema import DataError, load_split, read_jsonl
 from ..tasks import TASK_BY_NAME, TASK_NAMES
-from .kinds import FORMAT_VERSION, KIND_BY_NAME, NGRAM, QUOTED, FinetuneDataError, Pair, han_only
+from .kinds import FORMAT_VERSION, KIND_BY_NAME, NGRAM, QUOTED, FinetuneDataError, Pair
 
 # ------------------------------------------------------------------------------------------- held out
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ..dataset import file_sha256
 from ..errors import AncientBenchError, RecordsMissing
+from ..paths import DATA_FILE
 from ..schema import FIELDS, SPLITS, DataError, load_split, split_file
 from ..tasks import COMPETENCY_DISPLAY, TASK_BY_NAME, TASK_NAMES
 
@@ -65,7 +66,7 @@ def present_configs(folder: str | Path) -> list[str]:
 
 def split_paths(folder: str | Path, task: str) -> list[tuple[str, str]]:
     """``(split, path relative to the folder)`` for each split file of a config that exists."""
-    return [(s, f"data/{task}/{s}.jsonl") for s in SPLITS if split_file(folder, task, s).is_file()]
+    return [(s, DATA_FILE.format(task=task, split=s)) for s in SPLITS if split_file(folder, task, s).is_file()]
 
 
 def read_folder(folder: str | Path) -> dict[str, dict[str, list[dict[str, str]]]]:

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
+from ..han import han_only, is_han
+from ..paths import TANG_GLOB
 from . import SourceMissing
 
 PACKAGE = "chinese-poetry"
@@ -72,22 +74,6 @@ BOOK_BY_KEY = {b.key: b for b in BOOKS}
 _SENT_END = re.compile(r"[。！？；!?;][」』”’〞\"']*")
 QUOTES = "「」『』“”‘’〝〞\"'《》〈〉"
 MIN_SENTENCE_HAN = 10  # shorter pieces are merged with the next one (e.g. "孟子對曰：「王何必曰利？")
-
-
-def is_han(ch: str) -> bool:
-    """A CJK ideograph (unified, extensions, compatibility) — the characters n-grams are made of."""
-    o = ord(ch)
-    return (
-        0x3400 <= o <= 0x4DBF
-        or 0x4E00 <= o <= 0x9FFF
-        or 0xF900 <= o <= 0xFAFF
-        or 0x20000 <= o <= 0x3FFFF
-        or ch == "〇"
-    )
-
-
-def han_only(text: str) -> str:
-    return "".join(ch for ch in text if is_han(ch))
 
 
 @cache
@@ -150,7 +136,6 @@ def is_one_to_many(ch: str) -> bool:
     return fold(ch) in one_to_many() or ch in one_to_many()
 
 
-TANG_GLOB = "quantangshi/poet.tang.*.json"
 
 
 @lru_cache(maxsize=4)
@@ -485,8 +470,6 @@ __all__ = [
     "Sentence",
     "corpus_root",
     "fold",
-    "han_only",
-    "is_han",
     "is_one_to_many",
     "load_corpus",
     "one_to_many",

