@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from ..han import is_han
+from ..quality.strategies import Frequencies
 from ..sources import classics, guangyun, unihan
 
 
@@ -54,8 +55,6 @@ class Sources:
     @cached_property
     def audit_freq(self):
         """The audit's Frequencies over the classics (for :func:`ancientbench.builders.debias.pick_balanced`)."""
-        from ..quality.strategies import Frequencies
-
         counts = {ch: self.corpus.frequency(ch) for ch in self.corpus.char_freq}
         return Frequencies(counts, f"classics corpus ({classics.SOURCE_LABEL})")
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from ..han import is_han
 from ..paths import CURATED_DIR, record
 from . import SourceMissing, reachable
+from .classics import fold
 
 SOURCE_LABEL = "說文解字 (shuowenjiezi/shuowen, Apache-2.0; user-supplied, not redistributed)"
 _FANQIE = re.compile(r"^(.)(.)切$")
@@ -144,8 +145,6 @@ def load(directory: str | Path) -> Shuowen:
 
 def same_graph(a: str, b: str, uh) -> bool:
     """One graph: equal, equal after the classics corpus's variant fold, or Unihan variants of each other."""
-    from .classics import fold
-
     return a == b or fold(a) == fold(b) or (uh is not None and (b in uh.variants(a) or a in uh.variants(b)))
 
 
