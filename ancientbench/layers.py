@@ -6,8 +6,8 @@ from __future__ import annotations
 
 # (layer, what it holds, the modules: a name ending in "/" is a subpackage, every module under it)
 LAYERS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
-    (0, "folders, errors, file writing, shared argument types, logging",
-     ("paths", "errors", "fileio", "argtypes", "logs", "layers")),
+    (0, "folders, errors, file writing, shared argument types, logging, what counts as a Han character",
+     ("paths", "errors", "fileio", "argtypes", "logs", "layers", "han")),
     (1, "task facts, item schema, prompts, score arithmetic, the dataset loader; the registry adapters; the package's "
         "own __init__ (it re-exports task facts)",
      ("__init__", "tasks", "schema", "prompts", "aggregate", "table", "dataset", "letters", "sources/")),

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from .errors import AncientBenchError
+from .paths import data_file
 from .tasks import LETTERS, TASK_NAMES, user_task_problem
 
 # Every row of every config has exactly these string columns, in this order.
@@ -211,7 +212,7 @@ def write_jsonl(path: str | Path, rows: Iterable[dict]) -> None:
 
 def split_file(folder: str | Path, task: str, split: str) -> Path:
     """Path of one config's split inside a dataset folder."""
-    return Path(folder) / "data" / task / f"{split}.jsonl"
+    return data_file(folder, task, split)
 
 
 def load_split(folder: str | Path, task: str, split: str) -> list[dict[str, str]]:

@@ -28,6 +28,7 @@ from typing import Iterable, Sequence
 
 from .errors import AncientBenchError
 from .fileio import disk_full
+from .han import BASIC_BLOCK
 from .paths import cache_root
 from .prompts import ANSWER_CUE, INSTRUCTION, QUESTION_PREFIX
 from .tasks import TASKS
@@ -60,7 +61,7 @@ def template_corpus() -> list[str]:
     return lines
 
 
-def cjk_corpus(start: int = 0x4E00, stop: int = 0xA000) -> list[str]:
+def cjk_corpus(start: int = BASIC_BLOCK[0], stop: int = BASIC_BLOCK[1] + 1) -> list[str]:
     """One string per character of a CJK block (default: the whole CJK Unified Ideographs block)."""
     return [chr(cp) for cp in range(start, stop)]
 

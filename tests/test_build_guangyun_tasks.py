@@ -259,7 +259,7 @@ def test_radical_sharing_distractors(src):
 
 def test_pronunciation_builder_tiny(src):
     from ancientbench.builders import pronunciation
-    from ancientbench.quality.strategies import _fanqie_score
+    from ancientbench.quality.strategies import fanqie_score
 
     chars = ["東", "江", "魚", "歌", "陽", "河", "同", "行", "天", "子", "而", "我"]
     # trim=None: a bound on proportions over a dozen items would leave out most of them (the full build trims)
@@ -280,7 +280,7 @@ def test_pronunciation_builder_tiny(src):
             assert not spelled & src.g.statuses_of(ch)  # over every reading of both spellers
             # Mandarin reads the distractor as the target at least as well as it reads the key
             for tone in (True, False):
-                assert _fanqie_score(ch, d, tone) >= _fanqie_score(ch, gold(r), tone), (ch, d, gold(r))
+                assert fanqie_score(ch, d, tone) >= fanqie_score(ch, gold(r), tone), (ch, d, gold(r))
         if r["subset"] == "same_lower_speller":
             assert all(d[1] == gold(r)[1] for d in distractors(r))
         elif r["subset"] == "same_upper_speller":

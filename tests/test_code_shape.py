@@ -56,6 +56,19 @@ def test_internal_imports_are_at_module_level():
         f"{inner} of {top + inner} internal imports are inside functions ({share:.0%} > 15%):\n" + "\n".join(where))
 
 
+def test_every_import_inside_a_function_says_why():
+    """Any import left inside a function (a heavy third-party module kept off the start-up path) carries a one-line
+    ``# lazy: <reason>`` on its line."""
+    bad = []
+    for p, tree in _trees().items():
+        lines = p.read_text(encoding="utf-8").splitlines()
+        for fn in ast.walk(tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                bad += [f"{p.relative_to(REPO_ROOT)}:{n.lineno}" for n in ast.walk(fn)
+                        if isinstance(n, (ast.Import, ast.ImportFrom)) and "# lazy: " not in lines[n.lineno - 1]]
+    assert not bad, "imports inside functions without a '# lazy: <reason>' comment:\n" + "\n".join(sorted(set(bad)))
+
+
 def test_the_import_counter_sees_both_kinds():
     tree = ast.parse("from . import a\nimport os\ndef f():\n    from .b import c\n    import json\n")
     top, inner = _imports_by_depth(tree)

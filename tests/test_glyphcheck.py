@@ -66,11 +66,11 @@ def test_closeness_index_equals_the_pairwise_closeness():
     """The vectorised Mandarin closeness the phonetic_radical builder uses is the shared strategy's, pair by pair."""
     import random
 
-    from ancientbench.quality.strategies import ClosenessIndex, _closeness
+    from ancientbench.quality.strategies import ClosenessIndex, closeness
 
     rng = random.Random(3)
     pool = [chr(c) for c in range(0x4E00, 0x4E00 + 4000)]
     graphs = rng.sample(pool, 600) + ["a", "〇"]  # a graph without a Mandarin reading scores 0 against everything
     index = ClosenessIndex(graphs)
     for ch in rng.sample(pool, 80) + ["〇"]:
-        assert index.scores(ch).tolist() == [_closeness(ch, g) for g in graphs], ch
+        assert index.scores(ch).tolist() == [closeness(ch, g) for g in graphs], ch

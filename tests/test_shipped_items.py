@@ -30,7 +30,8 @@ def test_every_item_is_written_in_traditional_script(rows, unihan_db):
 def test_no_item_quotes_a_corrected_reading(rows):
     """Every correction applied to the 四書 text (classics_corrections.tsv) has left no item quoting the
     uncorrected reading, in either script: 見志不從, not 諫志不從 (translation-lunyu-liren-017 in 2.3.0)."""
-    from ancientbench.sources.classics import corrections, fold, han_only
+    from ancientbench.han import han_only
+    from ancientbench.sources.classics import corrections, fold
 
     texts = {r["id"]: fold(han_only("".join(r[f] for f in FIELDS))) for task in rows.values() for r in task}
     applied = [c for c in corrections() if c.decision == "correct"]

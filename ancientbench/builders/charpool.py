@@ -18,6 +18,8 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
+from ..han import is_han
+from ..quality.strategies import Frequencies
 from ..sources import classics, guangyun, unihan
 
 
@@ -41,7 +43,7 @@ class Sources:
         known characters without the familiarity condition: a wider pool for distractors)."""
         out = set()
         for ch in self.g.chars():
-            if not (0x4E00 <= ord(ch) <= 0x9FFF or 0x3400 <= ord(ch) <= 0x4DBF or 0x20000 <= ord(ch) <= 0x3FFFF):
+            if not is_han(ch, unified_only=True):
                 continue  # compatibility ideographs and anything outside the unified blocks
             if self.u.is_simplified_only(ch):
                 continue
@@ -53,8 +55,6 @@ class Sources:
     @cached_property
     def audit_freq(self):
         """The audit's Frequencies over the classics (for :func:`ancientbench.builders.debias.pick_balanced`)."""
-        from ..quality.strategies import Frequencies
-
         counts = {ch: self.corpus.frequency(ch) for ch in self.corpus.char_freq}
         return Frequencies(counts, f"classics corpus ({classics.SOURCE_LABEL})")
 

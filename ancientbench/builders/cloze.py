@@ -33,14 +33,15 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from ..han import han_only, is_han
+from ..quality.strategies import Frequencies
+from ..sources import unihan
 from ..sources.classics import (
     BOOK_BY_KEY,
     QUOTES,
     SOURCE_LABEL,
     Corpus,
     fold,
-    han_only,
-    is_han,
     is_one_to_many,
     load_corpus,
     tang_bigrams,
@@ -48,6 +49,7 @@ from ..sources.classics import (
 )
 from . import BuildContext
 from .common import BuildResult, Candidate, split_dev_test, task_rng
+from .debias import pick_balanced
 
 TASK = "cloze"
 TEMPLATE = "下列哪個字最適合填入「{sentence}」的空格？"
@@ -139,166 +141,194 @@ def _display_sentence(text: str) -> tuple[str, list[int]]:
     return shown, [k for k, ch in enumerate(shown) if is_han(ch)]
 
 
-def build(ctx: BuildContext) -> BuildResult:
-    from ..sources import unihan as unihan_mod
+class _Sources:
+    """What one build reads: the classics corpus, Unihan (variants cached), the 全唐詩 bigrams, the 3-gram index,
+    and the distractor universe by frequency band."""
 
-    corpus = load_corpus(ctx.sources_dir)
-    uh = unihan_mod.load()
-    _variants: dict[str, frozenset[str]] = {}
+    def __init__(self, sources_dir):
+        self.corpus = load_corpus(sources_dir)
+        self.uh = unihan.load()
+        self._variants: dict[str, frozenset[str]] = {}
+        self.wide = tang_bigrams(sources_dir)
+        self.index = _Index(self.corpus, self.wide)
+        self.folded_freq = self.corpus.ngrams[1]
+        # distractor universe: folded content characters that a reader meets (frequency >= MIN_ANSWER_FREQ)
+        self.universe = sorted((n, k) for k, n in self.folded_freq.items() if n >= MIN_ANSWER_FREQ and k not in FUNCTION_KEYS)
+        self._bands: dict[int, frozenset[str]] = {}
+        self.template_keys = {fold(c) for c in TEMPLATE}
 
-    def variants(ch: str) -> frozenset[str]:
-        if ch not in _variants:
-            _variants[ch] = uh.variants(ch)
-        return _variants[ch]
-    wide = tang_bigrams(ctx.sources_dir)
-    index = _Index(corpus, wide)
-    dropped: Counter = Counter()
-    rng = task_rng(TASK, ctx.seed)
-    freq = {ch: corpus.frequency(ch) for ch in corpus.char_freq}
-    folded_freq = corpus.ngrams[1]
-    # distractor universe: folded content characters that a reader meets (frequency >= MIN_ANSWER_FREQ)
-    universe = sorted((n, k) for k, n in folded_freq.items() if n >= MIN_ANSWER_FREQ and k not in FUNCTION_KEYS)
-    _bands: dict[int, frozenset[str]] = {}
+    def variants(self, ch: str) -> frozenset[str]:
+        if ch not in self._variants:
+            self._variants[ch] = self.uh.variants(ch)
+        return self._variants[ch]
 
-    def band(f: int) -> frozenset[str]:
+    def band(self, f: int) -> frozenset[str]:
         """Folded universe characters whose frequency is within a factor BAND of f."""
-        if f not in _bands:
-            _bands[f] = frozenset(k for n, k in universe if f / BAND <= n <= f * BAND)
-        return _bands[f]
+        if f not in self._bands:
+            self._bands[f] = frozenset(k for n, k in self.universe if f / BAND <= n <= f * BAND)
+        return self._bands[f]
 
-    template_keys = {fold(c) for c in TEMPLATE}
-    seen_sentences: set[str] = set()
-    proposals = []  # (key, sentence, question, answer, alternatives, explanation)
-    for s in corpus.sentences:
-        shown, han_pos = _display_sentence(s.text)
-        h = "".join(shown[k] for k in han_pos)
-        if not (MIN_HAN <= len(h) <= MAX_HAN):
-            dropped["sentence length outside 10-40"] += 1
-            continue
-        hf = fold(h)
-        if hf in seen_sentences:
-            dropped["repeated sentence"] += 1
-            continue
-        seen_sentences.add(hf)
-        # map positions of the displayed sentence back to s.text to read the ambiguity flags
-        text_pos = [k for k, ch in enumerate(s.text) if ch not in QUOTES]
-        if any(text_pos[k] in s.ambiguous for k in han_pos):
-            dropped["graph converted one-to-many (OpenCC) in the sentence"] += 1
-            continue
-        question_chars = set(TEMPLATE) | set(h)
-        question_keys = {fold(c) for c in question_chars}
-        positions = []
-        for i in range(2, len(h) - 2):
-            a = h[i]
-            if hf[i] in FUNCTION_KEYS or fold(a) in FUNCTION_KEYS:  # per graph too: phrase folding keeps 於穆
-                continue
-            if folded_freq.get(hf[i], 0) < MIN_ANSWER_FREQ:
-                continue
-            if hf.count(hf[i]) > 1 or fold(a) in template_keys:
-                continue
-            if index.fillers(hf, i) - {hf[i]}:
-                continue  # another corpus character fits all three 3-grams: the blank has no unique answer
-            positions.append(i)
-        if not positions:
-            dropped["no blank with a unique answer"] += 1
-            continue
-        srng = task_rng(f"{TASK}:{s.book}.{s.chapter_no}.{s.passage}.{s.index}", ctx.seed)
-        srng.shuffle(positions)
-        made = None
-        for i in positions:
-            a, af = h[i], hf[i]
-            f = folded_freq[af]
-            rejected = index.any_attested(hf, i) | index.second_fills(hf, i)
-            plausible = index.plausible(hf, i)
-            a_variants = {fold(v) for v in variants(a)} | {fold(a)}
-            pool = []
-            for y in sorted((plausible & band(f)) - rejected - a_variants):
-                shown_y = corpus.display_form(y, s.book)
-                if variant_key(shown_y) == variant_key(a) or shown_y in question_chars or y in question_keys:
-                    continue
-                if a in variants(shown_y) or uh.is_simplified_only(shown_y) or is_one_to_many(shown_y):
-                    continue
-                pool.append(shown_y)
-            if len(pool) < 3:
-                continue
-            made = (i, pool)
-            break
-        if made is None:
-            dropped["fewer than 3 distractors pass the checker"] += 1
-            continue
-        i, pool = made
+
+def _blank_positions(src: _Sources, h: str, hf: str) -> list[int]:
+    """Positions of the Han string ``h`` (folded ``hf``) whose character is the only corpus fill of its 3-grams."""
+    positions = []
+    for i in range(2, len(h) - 2):
         a = h[i]
-        k = han_pos[i]
-        question = TEMPLATE.format(sentence=shown[:k] + BLANK + shown[k + 1 :])
-        if any(uh.is_simplified_only(ch) for ch in question + a):
-            dropped["simplified graph in question"] += 1
+        if hf[i] in FUNCTION_KEYS or fold(a) in FUNCTION_KEYS:  # per graph too: phrase folding keeps 於穆
             continue
-        key = f"{s.book}.{s.chapter_no}.{s.passage}.{s.index}"
-        alternatives = []
-        for _ in range(ALTERNATIVES):
-            triple = tuple(srng.sample(pool, 3))
-            if triple not in alternatives:
-                alternatives.append(triple)
-        # the checker, run on every offered distractor (the pool was built from the same 3-gram index)
-        if not all(
-            check_distractor(corpus, h, i, y) and not reads_with_both_neighbours(corpus, wide, h, i, y) for t in alternatives for y in t
-        ):
-            dropped["checker rejected a pooled distractor"] += 1
+        if src.folded_freq.get(hf[i], 0) < MIN_ANSWER_FREQ:
             continue
-        proposals.append((key, s, question, a, alternatives, i))
-    # answer check (fast, before sampling): the restored sentence is in the cited passage's text
-    passages = {(p.book, p.chapter_no, p.index): p for p in corpus.passages}
+        if hf.count(hf[i]) > 1 or fold(a) in src.template_keys:
+            continue
+        if src.index.fillers(hf, i) - {hf[i]}:
+            continue  # another corpus character fits all three 3-grams: the blank has no unique answer
+        positions.append(i)
+    return positions
+
+
+def _distractor_pool(src: _Sources, s, h: str, hf: str, i: int) -> list[str]:
+    """Display forms of the band's characters that read with a neighbour but make no attested 3-gram in the slot."""
+    a, af = h[i], hf[i]
+    question_chars = set(TEMPLATE) | set(h)
+    question_keys = {fold(c) for c in question_chars}
+    rejected = src.index.any_attested(hf, i) | src.index.second_fills(hf, i)
+    plausible = src.index.plausible(hf, i)
+    a_variants = {fold(v) for v in src.variants(a)} | {fold(a)}
+    pool = []
+    for y in sorted((plausible & src.band(src.folded_freq[af])) - rejected - a_variants):
+        shown_y = src.corpus.display_form(y, s.book)
+        if variant_key(shown_y) == variant_key(a) or shown_y in question_chars or y in question_keys:
+            continue
+        if a in src.variants(shown_y) or src.uh.is_simplified_only(shown_y) or is_one_to_many(shown_y):
+            continue
+        pool.append(shown_y)
+    return pool
+
+
+def _propose(src: _Sources, s, seed: int, seen: set[str]) -> tuple | str:
+    """``(key, sentence, question, answer, alternatives, blank position)`` for one corpus sentence, or the reason
+    it gives no item (``seen``: the folded sentences already proposed)."""
+    shown, han_pos = _display_sentence(s.text)
+    h = "".join(shown[k] for k in han_pos)
+    if not (MIN_HAN <= len(h) <= MAX_HAN):
+        return "sentence length outside 10-40"
+    hf = fold(h)
+    if hf in seen:
+        return "repeated sentence"
+    seen.add(hf)
+    # map positions of the displayed sentence back to s.text to read the ambiguity flags
+    text_pos = [k for k, ch in enumerate(s.text) if ch not in QUOTES]
+    if any(text_pos[k] in s.ambiguous for k in han_pos):
+        return "graph converted one-to-many (OpenCC) in the sentence"
+    positions = _blank_positions(src, h, hf)
+    if not positions:
+        return "no blank with a unique answer"
+    srng = task_rng(f"{TASK}:{s.book}.{s.chapter_no}.{s.passage}.{s.index}", seed)
+    srng.shuffle(positions)
+    made = next(((i, pool) for i in positions if len(pool := _distractor_pool(src, s, h, hf, i)) >= 3), None)
+    if made is None:
+        return "fewer than 3 distractors pass the checker"
+    i, pool = made
+    a = h[i]
+    k = han_pos[i]
+    question = TEMPLATE.format(sentence=shown[:k] + BLANK + shown[k + 1 :])
+    if any(src.uh.is_simplified_only(ch) for ch in question + a):
+        return "simplified graph in question"
+    key = f"{s.book}.{s.chapter_no}.{s.passage}.{s.index}"
+    alternatives = []
+    for _ in range(ALTERNATIVES):
+        triple = tuple(srng.sample(pool, 3))
+        if triple not in alternatives:
+            alternatives.append(triple)
+    # the checker, run on every offered distractor (the pool was built from the same 3-gram index)
+    if not all(
+        check_distractor(src.corpus, h, i, y) and not reads_with_both_neighbours(src.corpus, src.wide, h, i, y)
+        for t in alternatives for y in t
+    ):
+        return "checker rejected a pooled distractor"
+    return key, s, question, a, alternatives, i
+
+
+def _restored(question: str, answer: str) -> str:
+    """The quoted sentence of a question with the blank filled by ``answer``."""
+    return question.split("「", 1)[1].rsplit("」", 1)[0].replace(BLANK, answer)
+
+
+def _in_passage(src: _Sources, proposals: list[tuple], dropped: Counter) -> list[tuple]:
+    """Answer check (fast, before sampling): the restored sentence is in the cited passage's text."""
+    passages = {(p.book, p.chapter_no, p.index): p for p in src.corpus.passages}
     verified = []
-    for key, s, question, a, alternatives, i in proposals:
-        restored = question.split("「", 1)[1].rsplit("」", 1)[0].replace(BLANK, a)
-        if han_only(restored) not in han_only(passages[(s.book, s.chapter_no, s.passage)].text):
+    for v in proposals:
+        key, s, question, a = v[:4]
+        if han_only(_restored(question, a)) not in han_only(passages[(s.book, s.chapter_no, s.passage)].text):
             dropped["answer not found in the cited passage"] += 1
             continue
-        verified.append((key, s, question, a, alternatives, i))
-    candidates_total = len(verified) + sum(dropped.values())
-    # sample down (seeded), keeping the hand-checked dev keys; then restore corpus order
-    if len(verified) > MAX_TEST + len(DEV_KEYS):
-        keep_dev = [v for v in verified if v[0] in DEV_KEYS]
-        rest = [v for v in verified if v[0] not in DEV_KEYS]
-        sampled = rng.sample(range(len(rest)), MAX_TEST)
-        dropped["sampled out (size cap)"] += len(rest) - MAX_TEST
-        chosen_ids = set(sampled)
-        verified = keep_dev + [v for j, v in enumerate(rest) if j in chosen_ids]
-        order = {v[0]: n for n, v in enumerate(proposals)}
-        verified.sort(key=lambda v: order[v[0]])
-    # answer check (independent lookup) on what is kept: Corpus.contains must find the cited passage
+        verified.append(v)
+    return verified
+
+
+def _sample(verified: list[tuple], proposals: list[tuple], rng, dropped: Counter) -> list[tuple]:
+    """Sample down to ``MAX_TEST`` (seeded), keeping the hand-checked dev keys; corpus order restored."""
+    if len(verified) <= MAX_TEST + len(DEV_KEYS):
+        return verified
+    keep_dev = [v for v in verified if v[0] in DEV_KEYS]
+    rest = [v for v in verified if v[0] not in DEV_KEYS]
+    sampled = rng.sample(range(len(rest)), MAX_TEST)
+    dropped["sampled out (size cap)"] += len(rest) - MAX_TEST
+    chosen_ids = set(sampled)
+    verified = keep_dev + [v for j, v in enumerate(rest) if j in chosen_ids]
+    order = {v[0]: n for n, v in enumerate(proposals)}
+    verified.sort(key=lambda v: order[v[0]])
+    return verified
+
+
+def _found_by_lookup(src: _Sources, verified: list[tuple], dropped: Counter) -> list[tuple]:
+    """Answer check (independent lookup) on what is kept: Corpus.contains must find the cited passage."""
     final = []
     for v in verified:
         key, s, question, a = v[:4]
-        restored = question.split("「", 1)[1].rsplit("」", 1)[0].replace(BLANK, a)
-        if not any((m.book, m.chapter, m.passage) == (s.book, s.chapter, s.passage) for m in corpus.contains(restored)):
+        matches = src.corpus.contains(_restored(question, a))
+        if not any((m.book, m.chapter, m.passage) == (s.book, s.chapter, s.passage) for m in matches):
             dropped["answer not found in the cited passage"] += 1
             continue
         final.append(v)
-    verified = final
-    from ..quality.strategies import Frequencies
-    from .debias import pick_balanced
+    return final
 
-    fobj = Frequencies(freq, "classics")
-    picks = pick_balanced([(q, a, alts) for _, _, q, a, alts, _ in verified], fobj)
-    cands = []
-    for (key, s, question, a, alternatives, i), p in zip(verified, picks):
-        triple = alternatives[p]
-        h = han_only("".join(ch for ch in s.text if ch not in QUOTES))
-        grams = "、".join(f"「{trigrams_with(h, i, y)[1]}」" for y in triple)
-        book = BOOK_BY_KEY[s.book]
-        src = SOURCE_LABEL + ("; OpenCC s2t" if book.script == "simplified" else "")
-        cands.append(
-            Candidate(
-                key=key,
-                question=question,
-                answer=a,
-                distractors=triple,
-                source=src,
-                citation=s.citation,
-                explanation=f"原文作「{a}」（{s.citation}）；各干擾字與空格前後文構成的三字組均不見於語料（如{grams}）。",
-                subset=book.title,
-            )
-        )
+
+def _candidate(v: tuple, triple: tuple[str, str, str]) -> Candidate:
+    key, s, question, a, _, i = v
+    h = han_only("".join(ch for ch in s.text if ch not in QUOTES))
+    grams = "、".join(f"「{trigrams_with(h, i, y)[1]}」" for y in triple)
+    book = BOOK_BY_KEY[s.book]
+    return Candidate(
+        key=key,
+        question=question,
+        answer=a,
+        distractors=triple,
+        source=SOURCE_LABEL + ("; OpenCC s2t" if book.script == "simplified" else ""),
+        citation=s.citation,
+        explanation=f"原文作「{a}」（{s.citation}）；各干擾字與空格前後文構成的三字組均不見於語料（如{grams}）。",
+        subset=book.title,
+    )
+
+
+def build(ctx: BuildContext) -> BuildResult:
+    src = _Sources(ctx.sources_dir)
+    dropped: Counter = Counter()
+    rng = task_rng(TASK, ctx.seed)
+    freq = {ch: src.corpus.frequency(ch) for ch in src.corpus.char_freq}
+    seen: set[str] = set()
+    proposals = []
+    for s in src.corpus.sentences:
+        made = _propose(src, s, ctx.seed, seen)
+        if isinstance(made, str):
+            dropped[made] += 1
+        else:
+            proposals.append(made)
+    verified = _in_passage(src, proposals, dropped)
+    candidates_total = len(verified) + sum(dropped.values())
+    verified = _found_by_lookup(src, _sample(verified, proposals, rng, dropped), dropped)
+    picks = pick_balanced([(q, a, alts) for _, _, q, a, alts, _ in verified], Frequencies(freq, "classics"))
+    cands = [_candidate(v, v[4][p]) for v, p in zip(verified, picks)]
     dev, test = split_dev_test(TASK, cands, DEV_KEYS, ctx.seed)
     return BuildResult(TASK, test=test, dev=dev, dropped=dropped, candidates=candidates_total)

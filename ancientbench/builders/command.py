@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..argtypes import add_no_progress
 from ..errors import RecordsMissing
-from ..paths import BUILD_REPORT_FILE, DEFAULT_SOURCES_DIR, PACKAGE_DIR, RECORDS_DIR
+from ..paths import BUILD_REPORT_FILE, DATASET_PATH, DEFAULT_SOURCES_DIR, PACKAGE_DIR, RECORDS_DIR
 from ..sources import SourceMissing
 from ..tasks import TASK_NAMES, resolve_tasks
 from . import DEFAULT_SEED, BuildContext, build_task
@@ -30,8 +30,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import DATASET_PATH
-
     out = Path(args.out or DATASET_PATH)
     ctx = BuildContext(
         seed=args.seed,

@@ -32,14 +32,18 @@ import importlib
 import json
 import re
 import sys
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
 from ..paths import CURATED_DIR, record
+from ..quality.audit import corpus_frequencies, self_frequencies
 from ..schema import DataError
+from ..sources.classics import converter, to_traditional
 from ..tasks import CURATED_TASKS
-from .common import length_giveaway
+from .common import BuildResult, Candidate, length_giveaway, split_dev_test
+from .debias import trim_to_bound
 
 SOURCE = "AncientBench team-curated"
 LIST_FIELDS = {"distractors", "errors"}
@@ -228,9 +232,7 @@ def write_entries(task: str, rows: list[dict], path: str | Path) -> None:
 # ---- script of an item (questions are worded in the script of their context) -----------------------
 
 def _opencc(config: str):
-    from ..sources.classics import _converter
-
-    return _converter(config)
+    return converter(config)
 
 
 def item_script(text: str) -> str:
@@ -273,12 +275,8 @@ def one_script(task: str, entries, fields: dict[str, str], simplified, directory
     are applied: a reviewer read every converted entry, and every entry quoting a book converted upstream
     (古文觀止: 餘 for the pronoun 余, 範 for the surname 范), with each graph a conversion could have got wrong
     marked. A fix that does not meet its character, or names no entry, raises."""
-    from dataclasses import replace
-
-    from ..sources.classics import _converter, to_traditional
-
     path, fixes = script_fixes(task, directory)
-    convert = {"classical": to_traditional, "modern": _converter("s2tw").convert, "as written": lambda text: text}
+    convert = {"classical": to_traditional, "modern": converter("s2tw").convert, "as written": lambda text: text}
     fixed = {key for key, _ in fixes}
     out, used = [], set()
     for e in entries:
@@ -318,10 +316,6 @@ def build_entries(task: str, ctx, question, dev_keys: tuple[str, ...], subset=No
     ``transform(entries) -> entries`` rewrites them first (translation: one script); with ``trim``, the fewest
     candidates are left out so that every per-item shortcut strategy is at or below it
     (:func:`ancientbench.builders.debias.trim_to_bound`)."""
-    from collections import Counter
-
-    from .common import BuildResult, Candidate, split_dev_test
-
     entries = load_entries(task, directory)
     if transform is not None:
         entries = transform(entries)
@@ -344,9 +338,6 @@ def build_entries(task: str, ctx, question, dev_keys: tuple[str, ...], subset=No
             )
         )
     if trim is not None:
-        from ..quality.audit import corpus_frequencies, self_frequencies
-        from .debias import trim_to_bound
-
         freq = corpus_frequencies(ctx.sources_dir) or self_frequencies([{"question": c.question} for c in cands])
         cands, n = trim_to_bound(task, cands, freq, bound=trim, keep=frozenset(dev_keys))
         dropped["left out to keep every shortcut strategy within the bound"] += n

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from ..quality.strategies import (
     BALANCED_V1,
     STRATEGIES,
+    TASK_LEVEL,
     Context,
     Frequencies,
     Item,
@@ -26,6 +27,14 @@ from ..quality.strategies import (
 )
 
 ExtraStrategy = Callable[[str, Sequence[str]], Sequence[float]]  # (question, options) -> a score per option
+
+
+def chance_distance(totals: Mapping[str, float], credit: Mapping[str, float], names: Sequence[str], n: int,
+                    weights: Mapping[str, float] | None = None) -> float:
+    """The selectors' cost: the (weighted) squared distance of every strategy's running credit, ``credit`` added,
+    from chance (25% of ``n`` items)."""
+    weights = weights or {}
+    return sum(weights.get(s, 1.0) * (totals[s] + credit[s] - 0.25 * n) ** 2 for s in names)
 
 
 class Balancer:
@@ -72,8 +81,7 @@ class Balancer:
                 c = credits_v1(question, options, 0, self.freq, self.v1)
             for name, fn in self.extra.items():
                 c[name] = strategy_credit(fn(question, options), 0)
-            target = 0.25 * (self.done + 1)
-            cost = sum(self.weights.get(s, 1.0) * (self.totals[s] + c[s] - target) ** 2 for s in self.names)
+            cost = chance_distance(self.totals, c, self.names, self.done + 1, self.weights)
             cost += self.prefer_first * i
             if best_cost is None or cost < best_cost - 1e-12:
                 best_i, best_cost, best_credit = i, cost, c
@@ -85,6 +93,13 @@ class Balancer:
             if self.task is not None:
                 self.ctx.option_counts.update(chosen)
         return best_i
+
+
+def ties_the_key(task: str, question: str, answer: str, pool: Sequence[str], ctx: Context, names: Sequence[str]) -> list[str]:
+    """The candidates of ``pool`` that score at least as high as the key on one of the strategies ``names`` that
+    the key would win (offering one of them beside the key takes that shortcut away)."""
+    scores = [STRATEGIES[k](Item.make(task, question, [answer, *pool]), ctx) for k in names]
+    return [o for i, o in enumerate(pool, start=1) if any(sc[0] > min(sc) and sc[i] >= sc[0] for sc in scores)]
 
 
 def pick_balanced(
@@ -124,8 +139,6 @@ def trim_to_bound(task: str, cands: Sequence, freq: Frequencies, *, bound: float
     running counts) is at or below ``bound`` over what is left. While one is above, the candidate adding most to
     the worst goes (among equals, the one adding most to the strategies above 25%, then the latest); ``keep`` keys (the dev exemplars) stay. Returns the kept
     candidates in their order and how many went."""
-    from ..quality.strategies import TASK_LEVEL
-
     names = [n for n in STRATEGIES if n not in TASK_LEVEL]
     ctx = Context(freq)
     credit = [credits(Item.make(task, c.question, [c.answer, *c.distractors]), 0, ctx, names) for c in cands]

@@ -13,9 +13,11 @@ import hashlib
 import json
 import random
 from functools import lru_cache
+from itertools import combinations
 from pathlib import Path
 
 from ..paths import CURATED_DIR, record
+from ..quality.strategies import chars as _chars
 from ..schema import DataError
 from .common import length_giveaway
 
@@ -94,8 +96,6 @@ def candidate_triples(key: str, gloss: dict, glossary: dict[str, dict], question
     groups among the POOL nearest in length, in an order seeded by the key; triples whose key option neither
     stands out by length nor alone shares most characters with the question (the audit's
     ``question_overlap``) come first, then those without a length giveaway, then the rest."""
-    from itertools import combinations
-
 
     target = _alnum_len(gloss["definition"])
 
@@ -198,8 +198,6 @@ def plan(entries: list[dict], glossary: dict[str, dict], passes: int = 30) -> di
 def _ranks(triples: list[list[dict]], gloss: dict, question_text: str) -> list[int]:
     """Per triple: 2 if the key stands out by length, 1 if the key alone shares most characters with the
     question (the audit's ``question_overlap``), else 0."""
-    from ..quality.strategies import chars as _chars
-
     q = set(_chars(question_text))
     ranks = []
     for t in triples:

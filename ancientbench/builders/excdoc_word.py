@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from ..schema import DataError
+from ..sources.classics import fold
 from .curated import Format, build_entries
 from .excdoc_glossary import TASK, question, resolve
 
@@ -58,8 +59,6 @@ _CITED = re.compile(r"《([^》·]+)(?:·([^》]+))?》")
 
 def _fold(text: str) -> str:
     """Comparison key: editorial readings in （…） and marks 〈〉 dropped, OpenCC t2s, letters and digits only."""
-    from ..sources.classics import fold
-
     text = re.sub(r"（[^）]{1,4}）", "", text)
     return "".join(ch for ch in fold(text) if ch.isalnum())
 

@@ -23,7 +23,9 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 
+from ..quality.strategies import STRATEGIES, TASK_LEVEL, Context, PoolScores, closeness, strategy_credit
 from ..sources import decomposition
+from .debias import chance_distance
 
 ExtraStrategy = Callable[[str, Sequence[str]], Sequence[float]]  # (question, options) -> a score per option
 Items = Sequence[tuple[str, str, Sequence[tuple[str, str, str]]]]  # (question, answer, distractor triples)
@@ -58,17 +60,13 @@ def components(ch: str, depth: int = 2) -> frozenset[str]:
 def mandarin_near(a: str, b: str) -> float:
     """0-2: how close two characters sound in Mandarin, over every pypinyin heteronym (initial, then final:
     1 when equal, 0.5 when of one class / coda), the score of the shared ``nearest_initial_final``."""
-    from ..quality.strategies import _closeness
-
-    return _closeness(a, b)
+    return closeness(a, b)
 
 
 def credit_table(task: str, items: Items, freq, extra: Mapping[str, ExtraStrategy] | None = None,
                  skip: Sequence[str] = ()) -> tuple[list[str], list[list[dict[str, float]]]]:
     """(strategy names, credits of the key for every item's every triple): every shared strategy except the
     task-level ones (option recurrence: :func:`add_option_frequency`) and ``skip``, plus ``extra``."""
-    from ..quality.strategies import STRATEGIES, TASK_LEVEL, Context, PoolScores, strategy_credit
-
     extra = extra or {}
     shared = [n for n in STRATEGIES if n not in TASK_LEVEL and n not in skip]
     clash = sorted(set(shared) & set(extra))
@@ -92,8 +90,6 @@ def add_option_frequency(items: Items, table: list[list[dict[str, float]]], name
                          chosen: Mapping[int, int]) -> list[str]:
     """Add the shared task-level strategies (most / least frequent option of the task) to every credit of
     ``table``, counting options over the ``chosen`` items of a first selection; returns the new names."""
-    from ..quality.strategies import TASK_LEVEL
-
     count: Counter = Counter(o for i, k in chosen.items() for o in (items[i][1], *items[i][2][k]))
     for (q, a, alts), row in zip(items, table):
         for t, c in zip(alts, row):
@@ -103,8 +99,6 @@ def add_option_frequency(items: Items, table: list[list[dict[str, float]]], name
 
 def _recurrence_credits(opts: Sequence[str], count: Counter) -> dict[str, float]:
     """The key's (index 0) credit under the task-level strategies, given how often each option is used."""
-    from ..quality.strategies import strategy_credit
-
     return {"most_frequent_option": strategy_credit([float(count[o]) for o in opts], 0),
             "least_frequent_option": strategy_credit([-float(count[o]) for o in opts], 0)}
 
@@ -163,7 +157,7 @@ def select_within_bound(
                 continue
             if i not in must and any(totals[s] + c[s] > bound * n + slack for s in names):
                 continue
-            dev = sum((totals[s] + c[s] - 0.25 * n) ** 2 for s in names)
+            dev = chance_distance(totals, c, names, n)
             if best is None or dev < best[0] - 1e-12:
                 best = (dev, k, c)
         if best is None:
@@ -192,9 +186,9 @@ def select_most_within_bound(
     item's fillers, count); ``must`` items are forced in. Fractional items of the optimum are left
     out, then items are dropped while a strategy is above the bound, so the result satisfies every bound
     exactly. Deterministic for a given scipy version (HiGHS is deterministic)."""
-    import numpy as np
-    from scipy.optimize import linprog
-    from scipy.sparse import coo_matrix
+    import numpy as np  # lazy: numpy only for vectorised scoring; the audit and eval commands import this module
+    from scipy.optimize import linprog  # lazy: scipy only for the selection programme
+    from scipy.sparse import coo_matrix  # lazy: scipy only for the selection programme
 
     var_item = np.array([i for i, row in enumerate(table) for _ in row], dtype=np.int64)
     var_k = np.array([k for row in table for k in range(len(row))], dtype=np.int64)

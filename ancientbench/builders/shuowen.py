@@ -18,18 +18,19 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from ..sources import SourceMissing
+from ..quality.strategies import BALANCED_V1_WITH_CENTRAL as AUDIT_STRATEGIES
+from ..quality.strategies import Frequencies
+from ..sources import SourceMissing, guangyun, unihan
+from ..sources.classics import load_corpus
 from ..sources.shuowen import GLOSS_FUNCTION_CHARS, SOURCE_LABEL, Entry, Shuowen, analyse, load, same_graph
 from .common import BuildResult, Candidate, split_dev_test, task_rng
+from .debias import pick_balanced
 
 # ---------------------------------------------------------------------------------------------------
 # variant configs
 
 
 def _known_chars(ctx) -> frozenset[str]:
-    from ..sources import unihan
-    from ..sources.classics import load_corpus
-
     uh = unihan.load()
     chars = set(uh.core_chars())
     try:
@@ -40,9 +41,6 @@ def _known_chars(ctx) -> frozenset[str]:
 
 
 def _frequencies(ctx):
-    from ..quality.strategies import Frequencies
-    from ..sources.classics import load_corpus
-
     try:
         corpus = load_corpus(ctx.sources_dir)
     except SourceMissing:
@@ -52,9 +50,6 @@ def _frequencies(ctx):
 
 def _finish(task: str, config: str, items, dev_prefs, ctx, dropped: Counter, freq) -> BuildResult:
     """items: (key, question, answer, alternatives, citation, explanation) -> BuildResult with dev/test."""
-    from ..quality.strategies import BALANCED_V1_WITH_CENTRAL as AUDIT_STRATEGIES
-    from .debias import pick_balanced
-
     # balance option similarity too: 大徐 fanqie distractors share a speller with the answer
     picks = pick_balanced([(q, a, alts) for _, q, a, alts, _, _ in items], freq, strategies=AUDIT_STRATEGIES)
     cands = [
@@ -89,8 +84,6 @@ def _alternatives(pool: list[str], key: str, ctx, fixed: tuple[str, ...] = (), n
 def build_pronunciation(ctx, sw: Shuowen) -> BuildResult:
     """大徐 fanqie. Distractors: other 大徐 fanqie sharing the upper or the lower speller whose spelled
     音韻地位 (tshet-uinh) is disjoint from every 廣韻 reading of the target and from the answer's."""
-    from ..sources import guangyun
-
     gy = guangyun.load()
     known = _known_chars(ctx)
     dropped: Counter = Counter()
@@ -137,8 +130,6 @@ def build_radical(ctx, sw: Shuowen) -> BuildResult:
     """540 部. Distractors: other 部首 — components of the character first, then its Kangxi radical, then
     部首 of characters sharing a component; a distractor may not be the character's 部 in any 說文 entry
     nor a variant form of it."""
-    from ..sources import unihan
-
     uh = unihan.load()
     known = _known_chars(ctx)
     sections = set(sw.sections)
@@ -183,8 +174,6 @@ def build_phonetic_radical(ctx, sw: Shuowen) -> BuildResult:
     """从X Y聲. Options: Y, X (the semantic component), and phonetics of other characters of the same 部;
     a distractor may not be any graph the entry calls 聲 (plain, 亦, 省), nor share a Karlgren series with
     the character or Y (Unihan kGSR), nor be a graph whose 說文 analysis contains Y."""
-    from ..sources import unihan
-
     uh = unihan.load()
     known = _known_chars(ctx)
     dropped: Counter = Counter()
@@ -254,8 +243,6 @@ def build_radical_meaning(ctx, sw: Shuowen) -> BuildResult:
     """說文 gloss of the 部首. Distractors: glosses of other 部首 of similar length that share no content
     character with the target's gloss (說文 boilerplate such as 也/象形/从 ignored) and do not contain the
     target graph; the distractor 部首 may not be a variant of the target."""
-    from ..sources import unihan
-
     uh = unihan.load()
     dropped: Counter = Counter()
     heads = []

@@ -43,14 +43,18 @@ from collections import Counter, defaultdict
 from itertools import combinations
 from pathlib import Path
 
+from ..han import all_han, is_han
 from ..paths import CURATED_DIR, record
+from ..quality.audit import corpus_frequencies
+from ..quality.strategies import BALANCED_V1_WITH_CENTRAL as AUDIT_STRATEGIES
 from ..schema import DataError
+from ..sources.classics import BOOK_BY_KEY, fold, load_corpus
 from ..sources.classics import SOURCE_LABEL as SOURCE_LABEL_CP
-from ..sources.classics import is_han, load_corpus
 from ..sources.guangyun import Reading, gloss_segments, meaning_text
 from .charpool import Sources, load_sources
 from .common import BuildResult, Candidate, length_giveaway, split_dev_test, task_rng
 from .curated import KEY_RE, SOURCE, parse_lines
+from .debias import pick_balanced
 
 TASK = "tradoc_word"
 TEMPLATE = "《廣韻》釋「{char}」爲？"
@@ -93,7 +97,7 @@ def usable_gloss(src: Sources, char: str) -> tuple[str, Reading] | None:
         closed = text.split("也")[:-1]  # definitions closed by 也 ('A也B也C' -> ['A', 'B'])
         closed = [d for d in closed if d]
         option = "".join(f"{d}也" for d in closed[:2]) if closed else text
-        if not re.fullmatch(r"[\u3400-\u9fff\U00020000-\U0003ffff]+", option) or not src.traditional_text(option):
+        if not all_han(option, unified_only=True) or not src.traditional_text(option):
             continue  # only ideographs, and no simplified-only graph (与, 毁) that would mix scripts
         if MIN_LEN <= len(option) <= MAX_LEN and option != "也":
             return option, r
@@ -136,8 +140,6 @@ def english_words(src: Sources, char: str) -> frozenset[str]:
 
 def distractor_problem(src: Sources, target: str, d_char: str, d_gloss: str) -> str | None:
     """Why gloss ``d_gloss`` (of ``d_char``) cannot be a wrong option for ``target`` (None: provably not its gloss)."""
-    from ..sources.classics import fold
-
     if d_char == target or d_char in src.u.variants(target) or target in src.u.variants(d_char) or fold(d_char) == fold(target):
         return "headword_is_the_target_or_a_variant"
     if target in d_gloss or any(v in d_gloss for v in src.u.variants(target)):
@@ -169,26 +171,81 @@ def build_from(src: Sources, seed: int, targets: list[str] | None = None, dev_ke
     return BuildResult(TASK, test=test, dev=dev, dropped=dropped, candidates=considered)
 
 
+class _Glosses:
+    """The usable gloss of every known character, with the glossed characters by radical and by gloss shape."""
+
+    def __init__(self, src: Sources):
+        self.of: dict[str, tuple[str, Reading]] = {}
+        for ch in src.by_familiarity(src.known):
+            ug = usable_gloss(src, ch)
+            if ug:
+                self.of[ch] = ug
+        self.by_radical: dict[str, list[str]] = defaultdict(list)
+        self.by_shape: dict[tuple[int, bool], list[str]] = defaultdict(list)
+        for ch in self.of:
+            rs = src.u.radical_strokes(ch)
+            if rs:
+                self.by_radical[rs[0].number].append(ch)
+            self.by_shape[_shape(self.of[ch][0])].append(ch)
+
+    def text(self, ch: str) -> str:
+        return self.of[ch][0]
+
+
+def _gloss_pool(src: Sources, gl: _Glosses, ch: str, answer: str, reuse: Counter, max_reuse: int, rng) -> list[str]:
+    """Up to ``POOL_SIZE`` characters whose glosses are checked distractors for ``ch``: glosses of the answer's
+    shape, at most three of characters of its radical, then of any radical, nearest in frequency first."""
+    shape = _shape(answer)
+    band = src.freq_band(ch)
+    rs = src.u.radical_strokes(ch)
+    same_radical = [x for x in (gl.by_radical[rs[0].number] if rs else []) if _shape(gl.text(x)) == shape]
+    same_radical.sort(key=lambda x: (abs(src.freq_band(x) - band), src.rank_key(x)))
+    any_radical = list(gl.by_shape[shape])
+    rng.shuffle(any_radical)
+    any_radical.sort(key=lambda x: abs(src.freq_band(x) - band))
+    pool: list[str] = []
+    used_glosses = {answer}
+    for tier, limit in ((same_radical, 3), (any_radical, POOL_SIZE)):
+        took = 0
+        for x in tier:
+            if len(pool) >= POOL_SIZE or took >= limit:
+                break
+            g_x = gl.text(x)
+            if g_x in used_glosses or reuse[g_x] >= max_reuse or distractor_problem(src, ch, x, g_x):
+                continue
+            # distractor glosses must also be distinct in content from one another
+            if any(set(g_x) - FUNCTION_CHARS & set(gl.text(p)) for p in pool):
+                continue
+            used_glosses.add(g_x)
+            pool.append(x)
+            took += 1
+    return pool
+
+
+def _gloss_candidate(src: Sources, q: str, ch: str, answer: str, r: Reading, triple: tuple, whose_chars: tuple,
+                     subset: str) -> Candidate:
+    whose = "、".join(f"「{g}」（{x}）" for g, x in zip(triple, whose_chars))
+    return Candidate(
+        key=ch,
+        question=q,
+        answer=answer,
+        distractors=triple,
+        source=src.g.source_label,
+        citation=f"{r.citation} 釋義「{r.gloss[:40]}{'…' if len(r.gloss) > 40 else ''}」",
+        explanation=(
+            f"《廣韻》小韻{r.xiaoyun}「{ch}」下釋義作「{answer}」。其餘選項是他字的釋義：{whose}，"
+            f"與「{ch}」各讀音的釋義無共同義項或實詞。"
+        ),
+        subset=subset,
+    )
+
+
 def gloss_candidates(src: Sources, seed: int, targets: list[str] | None = None, dev_keys: tuple[str, ...] = DEV_KEYS,
                      max_items: int = MAX_ITEMS, max_reuse: int = MAX_GLOSS_REUSE, subset: str = GLOSS_SUBSET):
     """(candidates, dropped, considered) of the 《廣韻》 gloss subset; see the module docstring."""
-    from .debias import pick_balanced
-
-    u = src.u
     rng = task_rng(TASK + ":distractors", seed)
     dropped: Counter = Counter()
-    glosses: dict[str, tuple[str, Reading]] = {}
-    for ch in src.by_familiarity(src.known):
-        ug = usable_gloss(src, ch)
-        if ug:
-            glosses[ch] = ug
-    by_radical: dict[str, list[str]] = defaultdict(list)
-    by_shape: dict[tuple[int, bool], list[str]] = defaultdict(list)
-    for ch in glosses:
-        rs = u.radical_strokes(ch)
-        if rs:
-            by_radical[rs[0].number].append(ch)
-        by_shape[_shape(glosses[ch][0])].append(ch)
+    gl = _Glosses(src)
     chars = src.by_familiarity(src.known if targets is None else targets)
     chars = [c for c in dev_keys if c in chars] + [c for c in chars if c not in dev_keys]
     staged = []
@@ -198,62 +255,23 @@ def gloss_candidates(src: Sources, seed: int, targets: list[str] | None = None, 
         if len(staged) >= max_items:
             break
         considered += 1
-        ug = glosses.get(ch) or usable_gloss(src, ch)
+        ug = gl.of.get(ch) or usable_gloss(src, ch)
         if not ug:
             dropped["no_usable_gloss"] += 1
             continue
         answer, reading = ug
-        shape = _shape(answer)
-        band = src.freq_band(ch)
-        rs = u.radical_strokes(ch)
-        same_radical = [x for x in (by_radical[rs[0].number] if rs else []) if _shape(glosses[x][0]) == shape]
-        same_radical.sort(key=lambda x: (abs(src.freq_band(x) - band), src.rank_key(x)))
-        any_radical = list(by_shape[shape])
-        rng.shuffle(any_radical)
-        any_radical.sort(key=lambda x: abs(src.freq_band(x) - band))
-        pool: list[str] = []
-        used_glosses = {answer}
-        for tier, limit in ((same_radical, 3), (any_radical, POOL_SIZE)):
-            took = 0
-            for x in tier:
-                if len(pool) >= POOL_SIZE or took >= limit:
-                    break
-                g_x = glosses[x][0]
-                if g_x in used_glosses or reuse[g_x] >= max_reuse or distractor_problem(src, ch, x, g_x):
-                    continue
-                # distractor glosses must also be distinct in content from one another
-                if any(set(g_x) - FUNCTION_CHARS & set(glosses[p][0]) for p in pool):
-                    continue
-                used_glosses.add(g_x)
-                pool.append(x)
-                took += 1
+        pool = _gloss_pool(src, gl, ch, answer, reuse, max_reuse, rng)
         if len(pool) < 3:
             dropped["fewer_than_three_checked_distractors"] += 1
             continue
-        reuse.update(glosses[x][0] for x in pool)
-        triples = [tuple(glosses[x][0] for x in t) for t in combinations(pool, 3)][:MAX_ALTERNATIVES]
+        reuse.update(gl.text(x) for x in pool)
+        triples = [tuple(gl.text(x) for x in t) for t in combinations(pool, 3)][:MAX_ALTERNATIVES]
         sources = [tuple(t) for t in combinations(pool, 3)][:MAX_ALTERNATIVES]
         staged.append((ch, answer, reading, triples, sources))
     questions = [TEMPLATE.format(char=ch) for ch, *_ in staged]
     picks = pick_balanced([(q, a, t) for q, (ch, a, r, t, s) in zip(questions, staged)], src.audit_freq, prefer_first=0.02)
-    cands = []
-    for q, (ch, answer, r, triples, sources), k in zip(questions, staged, picks):
-        whose = "、".join(f"「{g}」（{x}）" for g, x in zip(triples[k], sources[k]))
-        cands.append(
-            Candidate(
-                key=ch,
-                question=q,
-                answer=answer,
-                distractors=triples[k],
-                source=src.g.source_label,
-                citation=f"{r.citation} 釋義「{r.gloss[:40]}{'…' if len(r.gloss) > 40 else ''}」",
-                explanation=(
-                    f"《廣韻》小韻{r.xiaoyun}「{ch}」下釋義作「{answer}」。其餘選項是他字的釋義：{whose}，"
-                    f"與「{ch}」各讀音的釋義無共同義項或實詞。"
-                ),
-                subset=subset,
-            )
-        )
+    cands = [_gloss_candidate(src, q, ch, answer, r, triples[k], sources[k], subset)
+             for q, (ch, answer, r, triples, sources), k in zip(questions, staged, picks)]
     return cands, dropped, considered
 
 
@@ -371,8 +389,6 @@ def locate(corpus, book: str, chapter: str, context: str):
 
 def source_label(corpus, sentence) -> str:
     """How the question names the text: 《孟子·梁惠王上》, 《左傳·鄭伯克段於鄢》, 韓愈《師說》."""
-    from ..sources.classics import BOOK_BY_KEY
-
     book = BOOK_BY_KEY[sentence.book]
     if sentence.book != "guwenguanzhi":
         return f"《{book.title}·{sentence.chapter}》" if sentence.book == "mengzi" else f"《{book.title}》"
@@ -413,10 +429,6 @@ def choose_distractors(item_key: str, word_entry: dict, sense_id: str, seed: int
 
 def context_candidates(ctx, seed: int, directory=None):
     """(candidates, dropped, considered) of the in-context subset; DataError when a context is not in the source."""
-    from ..quality.audit import corpus_frequencies
-    from ..quality.strategies import BALANCED_V1_WITH_CENTRAL as AUDIT_STRATEGIES
-    from .debias import pick_balanced
-
     senses = load_senses(directory)
     items = load_items(senses, directory)
     corpus = load_corpus(ctx.sources_dir)

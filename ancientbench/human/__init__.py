@@ -25,9 +25,10 @@ requests at once get 503, and a connection idle for ``SOCKET_TIMEOUT`` seconds i
 seed is random (stored in the session), so item ids cannot be guessed.
 """
 
+from ..paths import HUMAN_NAME
 from .command import add_arguments, main, run
 from .server import MAX_BODY, MAX_CONNECTIONS, SECURITY_HEADERS, SOCKET_TIMEOUT, TOKEN_HEADER, QuizHandler, QuizServer, make_server
-from .session import DEFAULT_N_PER_TASK, HUMAN_NAME, PAGE, HumanSession, SessionError, load_test_items, sample_plan
+from .session import DEFAULT_N_PER_TASK, PAGE, HumanSession, SessionError, load_test_items, sample_plan
 
 __all__ = [
     "DEFAULT_N_PER_TASK", "HUMAN_NAME", "MAX_BODY", "MAX_CONNECTIONS", "PAGE", "SECURITY_HEADERS", "SOCKET_TIMEOUT",

@@ -18,13 +18,12 @@ from .. import __version__
 from ..aggregate import aggregate
 from ..errors import AncientBenchError, DiskFullError
 from ..fileio import atomic_write, disk_full
-from ..paths import DATASET_PATH
+from ..paths import DATASET_PATH, HUMAN_NAME
 from ..schema import load_question_file, read_jsonl, reject_duplicate_ids, split_file, validate_rows
 from ..tasks import LETTERS, TASK_NAMES
 
 log = logging.getLogger(__name__)
 
-HUMAN_NAME = "Human"
 SESSION_VERSION = 1
 DEFAULT_N_PER_TASK = 10
 PAGE = (Path(__file__).parent / "page.html").read_text(encoding="utf-8")  # what the participant sees (its hash is the "prompt")

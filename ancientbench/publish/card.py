@@ -29,7 +29,7 @@ import yaml
 from .. import paths
 from ..dataset import file_sha256
 from ..errors import AncientBenchError, RecordsMissing
-from ..paths import DATASET_PATH, MINI_NAME, PROBES_DIR, RECORDS_DIR
+from ..paths import DATA_FILE, DATASET_PATH, MINI_NAME, PROBES_DIR, RECORDS_DIR
 from ..quality import audit
 from ..quality.agreement import agreement
 from ..quality.probes import summaries
@@ -72,7 +72,7 @@ def present_configs(folder: str | Path) -> list[str]:
 
 def split_paths(folder: str | Path, task: str) -> list[tuple[str, str]]:
     """``(split, path relative to the folder)`` for each split file of a config that exists."""
-    return [(s, f"data/{task}/{s}.jsonl") for s in SPLITS if split_file(folder, task, s).is_file()]
+    return [(s, DATA_FILE.format(task=task, split=s)) for s in SPLITS if split_file(folder, task, s).is_file()]
 
 
 def read_folder(folder: str | Path) -> dict[str, dict[str, list[dict[str, str]]]]:

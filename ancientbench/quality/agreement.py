@@ -6,10 +6,12 @@ identical spelling and as "the 大徐 fanqie can spell the 廣韻 音韻地位" 
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
+from ..paths import DATASET_PATH
 from ..schema import read_config
-from ..sources import SourceMissing
+from ..sources import SourceMissing, guangyun, unihan
 from ..sources.shuowen import analyse, load, same_graph, same_graph_listed
 
 
@@ -33,8 +35,6 @@ def _fig(agree: int, compared: int, what: str) -> dict:
 
 def agreement(folder: str | Path, shuowen_dir: str | Path) -> dict[str, dict]:
     """Agreement of a dataset folder's answers with 說文解字; only tasks present in the folder are measured."""
-    from ..sources import guangyun, unihan
-
     sw = load(shuowen_dir)
     folder = Path(folder)
     try:
@@ -101,10 +101,6 @@ def add_arguments(p) -> None:  # pragma: no cover - convenience entry point, the
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m ancientbench.quality.agreement DIR [--data FOLDER]``: print the agreement figures."""
-    import argparse
-
-    from .. import DATASET_PATH
-
     p = argparse.ArgumentParser(description=main.__doc__)
     add_arguments(p)
     args = p.parse_args(argv)

@@ -26,8 +26,13 @@ from pathlib import Path
 
 from ..argtypes import add_no_progress
 from ..errors import AncientBenchError
+from ..paths import DATASET_PATH, DEFAULT_SOURCES_DIR
 from ..schema import read_config, split_file
+from ..sources import SourceMissing
+from ..sources.classics import SOURCE_LABEL, load_corpus
 from ..tasks import LETTERS, TASK_BY_NAME, TASK_NAMES
+from .agreement import agreement
+from .predictors import MIN_ITEMS, OPTIONS_ONLY_STRATEGIES, options_only_predictor, stem_reading_predictor
 from .strategies import (
     BOUND,
     FAMILY,
@@ -47,10 +52,6 @@ class AuditError(AncientBenchError, ValueError):
 
 def corpus_frequencies(sources_dir: str | Path | None = None) -> Frequencies | None:
     """Character frequencies of the chinese-poetry classics (traditional forms), or None when not installed."""
-    from ..paths import DEFAULT_SOURCES_DIR
-    from ..sources import SourceMissing
-    from ..sources.classics import SOURCE_LABEL, load_corpus
-
     try:
         corpus = load_corpus(Path(sources_dir) if sources_dir else DEFAULT_SOURCES_DIR)
     except SourceMissing:
@@ -198,8 +199,6 @@ def predictor_report(folder: str | Path, configs: Sequence[str], sources_dir: st
                      freq: Frequencies | None = None) -> dict:
     """Both combined predictors' cross-fitted figures per config (predictions left out), each with its task's
     bound (options-only) or target (stem-reading) from the task's row in tasks.py and the verdict."""
-    from .predictors import MIN_ITEMS, OPTIONS_ONLY_STRATEGIES, options_only_predictor, stem_reading_predictor
-
     freq = freq or corpus_frequencies(sources_dir)
     out = {}
     for c in configs:
@@ -288,8 +287,6 @@ def chosen_configs(folder: Path, asked: Sequence[str], combined: bool) -> list[s
     """The configs to audit: those asked for (each must have a test split in the folder), else all; with
     ``combined`` (the predictors asked for by name) each must have enough test items to cross-validate them.
     Checked before any figure is computed; by default a config too small for the predictors is audited without them."""
-    from .predictors import MIN_ITEMS
-
     present = configs_in(folder)
     if not present:
         raise AuditError(f"no configs with a test split under {folder / 'data'}")
@@ -307,8 +304,6 @@ def chosen_configs(folder: Path, asked: Sequence[str], combined: bool) -> list[s
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import DATASET_PATH
-
     folder = Path(args.data or DATASET_PATH)
     try:
         configs = chosen_configs(folder, args.configs, args.combined)
@@ -319,8 +314,6 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_predictors:
         report["predictors"] = predictor_report(folder, configs, sources_dir=args.sources)
     if args.shuowen:
-        from .agreement import agreement
-
         report["agreement"] = agreement(folder, Path(args.shuowen))
     print(json.dumps(report, ensure_ascii=False, indent=1) if args.json else format_table(report))
     broken = args.strict and any(e["violations"] for e in report["configs"].values())

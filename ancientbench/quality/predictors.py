@@ -75,7 +75,7 @@ def _item(row: Mapping[str, str], with_stem: bool) -> tuple[Item, int]:
 
 def _option_features(items: Sequence[Item], ctx: Context, char_counts: Counter) -> dict:
     """Per-option features that read the options alone, each an (items, 4) array."""
-    import numpy as np
+    import numpy as np  # lazy: numpy only for vectorised scoring; the audit and eval commands import this module
 
     n = len(items)
     out = {k: np.zeros((n, 4)) for k in ("length", "recurrence", "char_recurrence", "readings", "shared_syllables")}
@@ -95,7 +95,7 @@ def feature_matrix(rows: Sequence[Mapping[str, str]], ctx: Context, names: Seque
     """(X of shape (items*4, features), y of shape (items*4,), gold index per item, feature names). Strategies
     ``names`` (default: every strategy; without the stem, those that read none); option recurrence counted over
     ``count_rows`` (default: the rows). ``with_stem=False`` empties every question first: the options-only reader."""
-    import numpy as np
+    import numpy as np  # lazy: numpy only for vectorised scoring; the audit and eval commands import this module
 
     names = list(names or (STRATEGIES if with_stem else OPTIONS_ONLY_STRATEGIES))
     if not with_stem and set(names) & READS_STEM:
@@ -126,10 +126,10 @@ def feature_matrix(rows: Sequence[Mapping[str, str]], ctx: Context, names: Seque
 
 
 def _model(kind: str):
-    from sklearn.ensemble import HistGradientBoostingClassifier
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
+    from sklearn.ensemble import HistGradientBoostingClassifier  # lazy: scikit-learn only for the combined predictors (seconds to import)
+    from sklearn.linear_model import LogisticRegression  # lazy: scikit-learn only for the combined predictors (seconds to import)
+    from sklearn.pipeline import make_pipeline  # lazy: scikit-learn only for the combined predictors (seconds to import)
+    from sklearn.preprocessing import StandardScaler  # lazy: scikit-learn only for the combined predictors (seconds to import)
 
     if kind == "logistic":
         return make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=2000))
@@ -138,15 +138,15 @@ def _model(kind: str):
 
 def cross_validated_guesses(X, y, n_items: int, kind: str, folds: int = FOLDS, seed: int = SEED):
     """Each item's guessed option index, from a model trained on the other folds' items."""
-    from sklearn.model_selection import KFold
-    from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
+    from sklearn.model_selection import KFold  # lazy: scikit-learn only for the combined predictors (seconds to import)
+    from threadpoolctl import threadpool_limits  # lazy: with scikit-learn (a dependency of scikit-learn)
 
     with threadpool_limits(limits=1):  # one thread: the same figures on any machine, no oversubscribed cores
         return _guesses(X, y, n_items, kind, KFold(n_splits=min(folds, n_items), shuffle=True, random_state=seed))
 
 
 def _guesses(X, y, n_items: int, kind: str, split):
-    import numpy as np
+    import numpy as np  # lazy: numpy only for vectorised scoring; the audit and eval commands import this module
 
     guesses = np.zeros(n_items, dtype=int)
     items = np.arange(n_items)

@@ -22,9 +22,9 @@ import random
 from datetime import date
 from pathlib import Path
 
-from ..paths import PROBES_DIR
+from ..paths import DATASET_PATH, PROBES_DIR
 from ..schema import load_split, split_file
-from ..tasks import LETTERS, get_task
+from ..tasks import DATASET_VERSION, LETTERS, get_task
 
 MODES = ("options", "full")
 
@@ -76,9 +76,6 @@ def _sha256(path: Path) -> str:
 
 def _version_of(data: str | Path) -> str | None:
     """The dataset version of a data folder: the package's own files carry ``DATASET_VERSION``; others are unknown."""
-    from .. import DATASET_PATH
-    from ..tasks import DATASET_VERSION
-
     return DATASET_VERSION if Path(data).resolve() == Path(DATASET_PATH).resolve() else None
 
 
@@ -176,8 +173,6 @@ def summaries(root: str | Path = PROBES_DIR) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .. import DATASET_PATH
-
     p = argparse.ArgumentParser(prog="python -m ancientbench.quality.probes", description=__doc__.strip().splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     mk = sub.add_parser("make", help="write quiz.md and key.json for one task")

@@ -52,7 +52,8 @@ from functools import cache, cached_property, lru_cache
 from itertools import combinations
 from typing import NamedTuple
 
-from ..sources import SourceMissing
+from ..sources import SourceMissing, guangyun, unihan
+from ..sources.decomposition import components, fold, graph_set, two_part_characters
 from ..tasks import LETTERS
 
 # ---------------------------------------------------------------------------------------------- inputs
@@ -119,8 +120,6 @@ class Context:
 
     @cached_property
     def unihan(self):
-        from ..sources import unihan
-
         return unihan.load(self.unihan_dir)
 
 
@@ -131,7 +130,7 @@ class Context:
 def _pypinyin():
     """The pypinyin module (a dependency of the package), or SourceMissing with its install command."""
     try:
-        import pypinyin
+        import pypinyin  # lazy: pypinyin loads its dictionaries on import (0.8 s); a missing one is SourceMissing
     except ImportError:
         raise SourceMissing("pypinyin (Mandarin readings) is not installed; pip install 'pypinyin>=0.50'") from None
     return pypinyin
@@ -155,7 +154,7 @@ def toneless(ch: str) -> frozenset[str]:
 def initial_final_tone(ch: str) -> frozenset[tuple[str, str, str]]:
     """(initial, final, tone) of every Mandarin reading (pypinyin, strict=False: y/w count as initials)."""
     _pypinyin()
-    from pypinyin.contrib.tone_convert import to_finals, to_initials
+    from pypinyin.contrib.tone_convert import to_finals, to_initials  # lazy: pypinyin loads its dictionaries on import (0.8 s)
 
     out = set()
     for s in syllables(ch):
@@ -219,9 +218,7 @@ def most_central(it: Item, ctx: Context) -> list[float]:
 
 
 @cache  # pure in one option
-def _graphs(option: str) -> frozenset[str]:
-    from ..sources.decomposition import graph_set
-
+def graph_parts(option: str) -> frozenset[str]:
     out: set[str] = set()
     for c in chars(option):
         out |= graph_set(c)
@@ -261,8 +258,6 @@ def most_strokes(it: Item, ctx: Context) -> list[float]:
 @cache
 def _xiaoyun_sizes() -> tuple[dict[str, int], dict[str, int]]:
     """How many characters the largest 小韻 spelled by each 反切 holds, and the largest 小韻 of each character."""
-    from ..sources import guangyun
-
     g = guangyun.load()
     by_fanqie: dict[str, int] = {}
     by_char: dict[str, int] = {}
@@ -325,17 +320,17 @@ def same_syllable(it: Item, ctx: Context) -> list[float]:
 
 
 @cache  # pure in two characters; the glyph builders ask it for the same pairs millions of times
-def _closeness(a: str, b: str) -> float:
+def closeness(a: str, b: str) -> float:
     return max((_initial_closeness(i1, i2) + _final_closeness(f1, f2)
                 for i1, f1, _ in initial_final_tone(a) for i2, f2, _ in initial_final_tone(b)), default=0.0)
 
 
 class ClosenessIndex:
-    """:func:`_closeness` of one character against a fixed list of graphs at once (numpy over every reading pair):
+    """:func:`closeness` of one character against a fixed list of graphs at once (numpy over every reading pair):
     what the glyph builders need for each of thousands of characters against thousands of candidate graphs."""
 
     def __init__(self, graphs: Sequence[str]):
-        import numpy as np
+        import numpy as np  # lazy: numpy only for vectorised scoring; the audit and eval commands import this module
 
         rows = [(j, i, f) for j, g in enumerate(graphs) for i, f, _ in initial_final_tone(g)]
         self.size = len(graphs)
@@ -346,7 +341,7 @@ class ClosenessIndex:
 
     @staticmethod
     def _side(values: list[str], cls: Callable[[str], object]) -> tuple:
-        import numpy as np
+        import numpy as np  # lazy: numpy only for vectorised scoring; the audit and eval commands import this module
 
         value_ids: dict[str, int] = {}
         class_ids: dict[object, int] = {}
@@ -356,8 +351,8 @@ class ClosenessIndex:
         return ids, kinds, value_ids, class_ids, cls
 
     def scores(self, ch: str):
-        """An array: ``_closeness(ch, graphs[j])`` for every j (0.0 where either has no Mandarin reading)."""
-        import numpy as np
+        """An array: ``closeness(ch, graphs[j])`` for every j (0.0 where either has no Mandarin reading)."""
+        import numpy as np  # lazy: numpy only for vectorised scoring; the audit and eval commands import this module
 
         best = np.zeros(self.size)
         for reading in initial_final_tone(ch):
@@ -375,10 +370,10 @@ class ClosenessIndex:
 def nearest_initial_final(it: Item, ctx: Context) -> list[float]:
     if not it.head:
         return _flat(it)
-    return [max((_closeness(it.head, c) for c in chars(o) if c != it.head), default=0.0) for o in it.options]
+    return [max((closeness(it.head, c) for c in chars(o) if c != it.head), default=0.0) for o in it.options]
 
 
-def _fanqie_score(head: str, option: str, with_tone: bool) -> float:
+def fanqie_score(head: str, option: str, with_tone: bool) -> float:
     m = _FANQIE.match(option)
     if not m:
         return 0.0
@@ -394,18 +389,16 @@ def _fanqie_score(head: str, option: str, with_tone: bool) -> float:
 def fanqie_mandarin(it: Item, ctx: Context) -> list[float]:
     if not it.head:
         return _flat(it)
-    return [_fanqie_score(it.head, o, True) for o in it.options]
+    return [fanqie_score(it.head, o, True) for o in it.options]
 
 
 def fanqie_mandarin_toneless(it: Item, ctx: Context) -> list[float]:
     if not it.head:
         return _flat(it)
-    return [_fanqie_score(it.head, o, False) for o in it.options]
+    return [fanqie_score(it.head, o, False) for o in it.options]
 
 
 def is_component(it: Item, ctx: Context) -> list[float]:
-    from ..sources.decomposition import components, fold
-
     if not it.head:
         return _flat(it)
     parts = components(it.head)
@@ -415,15 +408,13 @@ def is_component(it: Item, ctx: Context) -> list[float]:
 def shares_component(it: Item, ctx: Context) -> list[float]:
     if not it.head:
         return _flat(it)
-    h = _graphs(it.head)
-    return [float(len(_graphs(o) & h)) for o in it.options]
+    h = graph_parts(it.head)
+    return [float(len(graph_parts(o) & h)) for o in it.options]
 
 
 @cache
 def _radical_population(unihan_dir: str | None) -> tuple[dict[str, int], dict[str, str]]:
     """(Kangxi radical number -> characters Unihan files under it, graph -> the radical number it writes)."""
-    from ..sources import unihan
-
     u = unihan.load(unihan_dir)
     pop: Counter = Counter()
     for ch in set(u.fields["kRSKangXi"]) | set(u.fields["kRSUnicode"]):
@@ -467,8 +458,6 @@ def composes_sounding(it: Item, ctx: Context) -> list[float]:
     """The option that writes, with another option, a character whose Mandarin reading is close to a third
     option's (九 with 酒 beside 酉 and 氵: 氵 + 酉 = 酒 sounds like 九), the one with more strokes of the pair a
     little ahead: sound-alike distractors betray the hidden character's sound, the options its shape."""
-    from ..sources.decomposition import fold, two_part_characters
-
     pairs = two_part_characters()
     scores = [0.0] * len(it.options)
     for i, a in enumerate(it.options):
@@ -478,7 +467,7 @@ def composes_sounding(it: Item, ctx: Context) -> list[float]:
             ahead = 0.01 if _more_strokes(ctx, a, b) else 0.0
             for c in pairs.get(frozenset((fold(a), fold(b))), ()):
                 for k, o in enumerate(it.options):
-                    near = _closeness(c, o) if k not in (i, j) and len(o) == 1 else 0.0
+                    near = closeness(c, o) if k not in (i, j) and len(o) == 1 else 0.0
                     if near > 0:  # only when the rebuilt character sounds like another option
                         scores[i] = max(scores[i], near + ahead)
     return scores
@@ -486,8 +475,6 @@ def composes_sounding(it: Item, ctx: Context) -> list[float]:
 
 @cache
 def _radical_parents(option: str, unihan_dir: str | None) -> frozenset[str]:
-    from ..sources.decomposition import components, fold
-
     _, writes = _radical_population(unihan_dir)
     f = fold(option)
     return frozenset(r for r in writes if len(r) == 1 and r != option and (f in components(r) or option in components(r)))
@@ -548,7 +535,7 @@ READS_STEM: frozenset[str] = frozenset({
 def _pairwise(n: int, f: Callable[[int, int], float]):
     """An n x n array of ``f(i, j)`` off the diagonal (0 on it): what option j adds to option i's score in a pair
     strategy. The strategy is its row sums; :class:`PoolScores` sums a combination's rows of a whole pool's array."""
-    import numpy as np
+    import numpy as np  # lazy: numpy only for vectorised scoring; the audit and eval commands import this module
 
     out = np.zeros((n, n))
     for i in range(n):
@@ -559,21 +546,17 @@ def _pairwise(n: int, f: Callable[[int, int], float]):
 
 
 def _glyph_link_parts(options: Sequence[str], ctx: Context):
-    from ..sources.decomposition import components, fold
-
     folded = [fold(o) for o in options]
     parts = [components(o) if len(o) == 1 else frozenset() for o in options]
     return _pairwise(len(options), lambda i, j: float(folded[j] in parts[i] or folded[i] in parts[j]))
 
 
 def _unrelated_glyph_parts(options: Sequence[str], ctx: Context):
-    sets = [_graphs(o) for o in options]
+    sets = [graph_parts(o) for o in options]
     return _pairwise(len(options), lambda i, j: -float(bool(sets[i] & sets[j])))
 
 
 def _composes_with_option_parts(options: Sequence[str], ctx: Context):
-    from ..sources.decomposition import fold, two_part_characters
-
     pairs = two_part_characters()
     a = options
     return _pairwise(len(a), lambda i, j: (1.0 + (0.5 if _more_strokes(ctx, a[i], a[j]) else 0.0))
@@ -581,8 +564,6 @@ def _composes_with_option_parts(options: Sequence[str], ctx: Context):
 
 
 def _odd_family_parts(options: Sequence[str], ctx: Context):
-    from ..sources.decomposition import components, fold
-
     par = [_radical_parents(o, ctx.unihan_dir) for o in options]
     folded, parts = [fold(o) for o in options], [components(o) for o in options]
     return _pairwise(len(options), lambda i, j: -float(bool(par[i] & par[j]) or folded[i] in parts[j] or folded[j] in parts[i]))
@@ -591,9 +572,7 @@ def _odd_family_parts(options: Sequence[str], ctx: Context):
 def _composes_sounding_parts(options: Sequence[str], ctx: Context):
     """:func:`composes_sounding`'s triple parts for a pool of distinct single characters at once: ``[i, j, k]`` is
     option i's score in the item of options i, j and k alone (most pairs compose nothing, so this visits few)."""
-    import numpy as np
-
-    from ..sources.decomposition import fold, two_part_characters
+    import numpy as np  # lazy: numpy only for vectorised scoring; the audit and eval commands import this module
 
     pairs = two_part_characters()
     n = len(options)
@@ -604,7 +583,7 @@ def _composes_sounding_parts(options: Sequence[str], ctx: Context):
             ahead = 0.01 if rebuilt and _more_strokes(ctx, a, b) else 0.0
             for c in rebuilt:
                 for k, o in enumerate(options):
-                    near = _closeness(c, o) if k not in (i, j) else 0.0
+                    near = closeness(c, o) if k not in (i, j) else 0.0
                     if near > 0:
                         g[i, j, k] = max(g[i, j, k], near + ahead)
     return np.maximum(g, g.transpose(0, 2, 1))  # either other option may be the partner
@@ -658,7 +637,7 @@ class PoolScores:
     hold, and where ``odd_family`` is not flat); otherwise those strategies are called on each combination."""
 
     def __init__(self, task: str, question: str, pool: Sequence[str], ctx: Context, names: Sequence[str]):
-        import numpy as np
+        import numpy as np  # lazy: numpy only for vectorised scoring; the audit and eval commands import this module
 
         self.pool = Item.make(task, question, pool)
         self.ctx, self.names = ctx, list(names)
@@ -673,7 +652,7 @@ class PoolScores:
 
     def credits(self, combos: Sequence[Sequence[str]], gold: int) -> dict[str, list[float]]:
         """{strategy name: the credit of option ``gold`` in each combination} (every combination the same size)."""
-        import numpy as np
+        import numpy as np  # lazy: numpy only for vectorised scoring; the audit and eval commands import this module
 
         if not combos:
             return {name: [] for name in self.names}

@@ -17,10 +17,9 @@ from ..backends.base import DEFAULT_BACKEND, non_default_backend
 from ..errors import AncientBenchError
 from ..evaluation.layout import RESULTS_GLOB, predictions_path
 from ..letters import from_predictions
+from ..paths import HUMAN_NAME
 from ..schema import not_utf8
 from ..tasks import LETTERS, TASK_BY_NAME, user_task_problem
-
-HUMAN_NAME = "Human"
 
 
 class ReportError(AncientBenchError, ValueError):

@@ -21,6 +21,7 @@ import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from . import SourceMissing, reachable
@@ -63,8 +64,6 @@ def database_path() -> Path:
 
 
 def installed_version() -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version(PACKAGE)
     except PackageNotFoundError:

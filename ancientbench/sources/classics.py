@@ -32,12 +32,16 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import tempfile
 import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
+from ..han import han_only, is_han
+from ..paths import TANG_GLOB
 from . import SourceMissing
 
 PACKAGE = "chinese-poetry"
@@ -74,30 +78,15 @@ QUOTES = "「」『』“”‘’〝〞\"'《》〈〉"
 MIN_SENTENCE_HAN = 10  # shorter pieces are merged with the next one (e.g. "孟子對曰：「王何必曰利？")
 
 
-def is_han(ch: str) -> bool:
-    """A CJK ideograph (unified, extensions, compatibility) — the characters n-grams are made of."""
-    o = ord(ch)
-    return (
-        0x3400 <= o <= 0x4DBF
-        or 0x4E00 <= o <= 0x9FFF
-        or 0xF900 <= o <= 0xFAFF
-        or 0x20000 <= o <= 0x3FFFF
-        or ch == "〇"
-    )
-
-
-def han_only(text: str) -> str:
-    return "".join(ch for ch in text if is_han(ch))
-
-
 @cache
-def _converter(config: str):
+def converter(config: str):
+    """The OpenCC converter of ``config`` (``t2s``, ``s2t``, ``s2tw`` …), made once."""
     return _opencc_module().OpenCC(config)
 
 
 def _opencc_module():
     try:
-        import opencc  # PyPI opencc (Apache-2.0); a build dependency (pyproject extra "build")
+        import opencc  # lazy: PyPI opencc (Apache-2.0); a build dependency (pyproject extra "build")
     except ImportError as err:
         raise SourceMissing(f"PyPI package opencc is not importable ({err}); pip install 'ancientbench[build]'") from None
     return opencc
@@ -105,19 +94,19 @@ def _opencc_module():
 
 def to_traditional(text: str) -> str:
     """Simplified -> traditional (OpenCC ``s2t``); may err on one-to-many graphs, see the module doc."""
-    return _converter("s2t").convert(text)
+    return converter("s2t").convert(text)
 
 
 @lru_cache(maxsize=1 << 18)
 def fold(text: str) -> str:
     """The comparison key: OpenCC ``t2s`` (many-to-one, so variant forms and conversion choices match)."""
-    return _converter("t2s").convert(text)
+    return converter("t2s").convert(text)
 
 
 @lru_cache(maxsize=1 << 16)
 def variant_key(ch: str) -> str:
     """Folds only variant forms (爲/為, 衆/眾), keeping distinct words apart (後/后, 餘/余): OpenCC ``t2tw``."""
-    return _converter("t2tw").convert(ch)
+    return converter("t2tw").convert(ch)
 
 
 @lru_cache(maxsize=1)
@@ -126,9 +115,6 @@ def one_to_many() -> dict[str, tuple[str, ...]]:
 
     The dictionary ships compiled (``.ocd2``) in the PyPI wheel; its ``opencc_dict`` tool dumps it as text.
     """
-    import subprocess
-    import tempfile
-
     clib = Path(_opencc_module().__file__).parent / "clib"
     tool, ocd2 = clib / "bin" / "opencc_dict", clib / "share" / "opencc" / "STCharacters.ocd2"
     if not (tool.is_file() and ocd2.is_file()):
@@ -150,7 +136,6 @@ def is_one_to_many(ch: str) -> bool:
     return fold(ch) in one_to_many() or ch in one_to_many()
 
 
-TANG_GLOB = "quantangshi/poet.tang.*.json"
 
 
 @lru_cache(maxsize=4)
@@ -167,7 +152,7 @@ def tang_bigrams(sources_dir: str | Path) -> frozenset[str]:
     for f in files:
         for poem in json.loads(f.read_text(encoding="utf-8")):
             for line in poem.get("paragraphs") or []:
-                h = _converter("t2s").convert(han_only(unicodedata.normalize("NFC", line)))
+                h = converter("t2s").convert(han_only(unicodedata.normalize("NFC", line)))
                 grams.update(h[i : i + 2] for i in range(len(h) - 1))
     return frozenset(grams)
 
@@ -485,8 +470,6 @@ __all__ = [
     "Sentence",
     "corpus_root",
     "fold",
-    "han_only",
-    "is_han",
     "is_one_to_many",
     "load_corpus",
     "one_to_many",

