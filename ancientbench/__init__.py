@@ -11,6 +11,7 @@ tiny-random, openai, vllm) -> metric (``metrics/ancientbench_metric``) -> ``repo
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 from pathlib import Path
 
@@ -53,8 +54,6 @@ _LAZY = {
 def __getattr__(name: str):
     # Heavy imports (torch, transformers, datasets) happen only when these entry points are used.
     if name in _LAZY:
-        import importlib
-
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'ancientbench' has no attribute {name!r}")
 

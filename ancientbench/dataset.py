@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .errors import AncientBenchError
+from .paths import DATASET_PATH
 from .schema import (
     FIELDS,
     DataError,
@@ -55,8 +56,6 @@ class DataOptionError(AncientBenchError, ValueError):
 
 
 def default_data() -> Path:
-    from . import DATASET_PATH
-
     return Path(DATASET_PATH)
 
 
@@ -345,7 +344,7 @@ def cache_dataset(
     Returns ``{config: DatasetDict}``; configs the card does not list or whose files are absent are skipped with a
     warning (``"all"``, every task in one config, is taken when asked for and listed).
     """
-    from datasets import get_dataset_config_names
+    from datasets import get_dataset_config_names  # lazy: datasets takes seconds to import
 
     path = Path(path) if path is not None else default_data()
     declared = set(get_dataset_config_names(str(path)))  # the configs the dataset card lists
@@ -361,7 +360,7 @@ def cache_dataset(
 
 def load_checked(path: str | Path, config: str, cache_dir: str | Path | None = None):
     """``load_dataset(path, config)``, rebuilt from the files when the cached copy's rows are not the files' rows."""
-    from datasets import load_dataset_builder
+    from datasets import load_dataset_builder  # lazy: datasets takes seconds to import
 
     builder = load_dataset_builder(str(path), config, cache_dir=str(cache_dir) if cache_dir is not None else None)
     builder.download_and_prepare()

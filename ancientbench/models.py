@@ -48,7 +48,7 @@ def npu_available() -> bool:
     """True when the Ascend ``torch_npu`` plugin imports and sees a device."""
     try:
         import torch  # lazy: torch costs seconds to import; only a model run needs it
-        import torch_npu  # noqa: F401  (registers torch.npu)
+        import torch_npu  # noqa: F401  # lazy: the optional Ascend plugin; importing it registers torch.npu
     except Exception:  # not installed, or installed without the CANN runtime
         return False
     return bool(getattr(torch, "npu", None) and torch.npu.is_available())

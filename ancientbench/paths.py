@@ -1,4 +1,4 @@
-"""The folders the package reads and writes, in one place (the bottom layer: imports nothing of the package).
+"""The folders the package reads and writes, in one place (the bottom layer: imports only errors.py, its neighbour there).
 
 - ``PACKAGE_DIR``: the package, which is also the Hugging Face dataset folder (``README.md`` card + ``data/``).
 - ``RECORDS_DIR``: ``records/`` at a clone's root, what the project keeps for the record (an installed wheel has
@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from .errors import AncientBenchError, RecordsMissing
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DATASET_PATH = str(PACKAGE_DIR)  # the dataset folder (data/<config>/{test,dev}.jsonl + README.md card), as a str
@@ -58,8 +60,6 @@ def cache_root() -> Path:
 def record(path: Path) -> Path:
     """``path`` (under ``records/``) when it exists, else :class:`~ancientbench.errors.RecordsMissing` naming it."""
     if not path.exists():
-        from .errors import RecordsMissing  # the other bottom module; imported here so paths.py stays import-free
-
         raise RecordsMissing(f"{path} not found: records/ comes with a clone of the repository, not with an installed package")
     return path
 
@@ -67,8 +67,6 @@ def record(path: Path) -> Path:
 def mini_path() -> Path:
     """The shipped model folder; an error naming the training command when it is missing."""
     if not (MINI_PATH / "config.json").is_file():
-        from .errors import AncientBenchError
-
         raise AncientBenchError(f"{MINI_PATH}: the {MINI_NAME} model is not in this installation; "
                                 "train one with `ancientbench train-mini` (about an hour on 2 CPU cores; written to "
                                 "runs/ancientbench-mini/model) and pass that folder as --model")

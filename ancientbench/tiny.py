@@ -160,7 +160,7 @@ def build_tiny_model(
 ):
     """A random-weight ``qwen2`` or ``llama`` causal LM sized to the tokenizer, initialised from ``seed`` (fp32, eval mode)."""
     import torch  # lazy: torch costs seconds to import; only a model run needs it
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import AutoConfig, AutoModelForCausalLM  # lazy: transformers takes seconds to import
 
     if style not in ("qwen2", "llama"):
         raise ValueError(f"style must be 'qwen2' or 'llama', got {style!r}")
