@@ -13,15 +13,21 @@ vocabulary, so every radical is asked in up to three different ways; see docs/da
   the excerpts of radicals the ``radical`` task's checker proves are not the character's radical, taken
   from its visible components and phonetic siblings first. The model has to find the radical and know
   its meaning. One example character per radical: the most familiar known character filed under it.
-* ``kdefinition`` — 部首「隹」的英文釋義是？ The answer is Unihan ``kDefinition`` of the radical's graph
-  (its first two senses, without "Kangxi radical N" notes); distractors are other radicals' definitions.
+* ``component`` — 部首「宀」作偏旁時表示的意義是？ The answer is the team's Chinese gloss of the radical as a
+  component (``records/curated/radical_glosses.jsonl``, :mod:`.radical_glosses`: 宀 房屋居室, 攴 輕擊敲打), each
+  with its reference (the 說文 部首) and a reviewer; the distractors are the glosses of radicals of the SAME semantic
+  field (body parts with body parts, tools with tools), so that no option is the odd one out.
 
-**Checker** (:func:`gloss_problem`, :func:`english_problem`): a distractor radical must not be the target
+Version 2.5 dropped the ``kdefinition`` subset (Unihan's English definitions: an English gloss tests English).
+
+**Checker** (:func:`gloss_problem`, :func:`component_problem`): a distractor radical must not be the target
 radical, one of its written forms or a radical written like it (:func:`ancientbench.builders.radical.distractor_problem`
 at radical level); a Chinese distractor must share no definition segment and no content character
 with any 廣韻 gloss of the target graph; an English distractor must share no content word with the
 target's whole kDefinition; in both cases the two radicals' English definitions must share no content
-word (a second, independent check against near-synonyms). Among valid triples the one that keeps surface
+word (a second, independent check against near-synonyms). A team-gloss distractor (:func:`component_problem`) must
+be of the target's semantic field, share no content character with the target's gloss, and not contain the
+target's graph or one of its forms. Among valid triples the one that keeps surface
 strategies at chance is chosen (the cost of :mod:`ancientbench.builders.debias`).
 
 **Reuse cap** (:data:`REUSE_CAP`): within a subset an option text is the key of at most one item and a
@@ -32,7 +38,6 @@ distractors under the cap are dropped (``<subset>:reuse_cap``).
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from itertools import combinations
 
@@ -40,17 +45,24 @@ from ..sources.guangyun import gloss_segments, meaning_text, strip_editorial
 from . import radical as radical_task
 from .charpool import Sources, load_sources
 from .common import BuildResult, Candidate, split_dev_test, task_rng
+from .curated import SOURCE as TEAM_SOURCE
+from .debias import trim_to_bound
+from .radical_glosses import GLOSSES_FILE, TeamGloss, content_chars, load_glosses
 from .tradoc_word import FUNCTION_CHARS, english_words
 
 TASK = "radical_meaning"
 TEMPLATE_GY = "部首「{graph}」，《廣韻》釋其字義爲？"
 TEMPLATE_CHAR = "「{char}」字的部首，《廣韻》釋其義爲？"
-TEMPLATE_EN = "部首「{graph}」的英文釋義是？"
-DEV_KEYS = ("gy-彳", "gy-宀", "ch-功", "en-隹", "en-水")
+TEMPLATE_CO = "部首「{graph}」作偏旁時表示的意義是？"
+DEV_KEYS = ("gy-彳", "gy-宀", "ch-功", "co-隹", "co-水")
 POOL_SIZE = 16  # checked candidates kept per item, most similar first; the cap draws on them in order
-ALT_POOL = 6  # the first ALT_POOL candidates still under the cap form the alternative triples
+ALT_POOL = 9  # the first ALT_POOL candidates still under the cap form the alternative triples
 MAX_ALTERNATIVES = 84  # C(9, 3): every triple of the offered candidates
 REUSE_CAP = 3  # items of a subset in which one option text may be a distractor
+# the team glosses are drawn from one semantic field of 8-17 radicals: every gloss is a key once and must fill about
+# three distractor slots, so the field needs a little slack (the option-recurrence strategies stay measured)
+SUBSET_CAP = {"component": 4}
+TRIM_BOUND = 0.29  # per-strategy share the component items are trimmed to (the audit bound is 0.30)
 # Shortcut strategies scored option by option (the key's sound or shape against the asked graph's)
 PER_OPTION = ("shares_component", "same_syllable", "same_syllable_tone", "nearest_initial_final", "same_phonetic_series")
 
@@ -84,23 +96,6 @@ RADICAL_GLOSS: dict[str, str] = {
     "203": "北方色", "204": "鍼縷所紩", "205": "蛙屬", "206": "三足兩耳", "208": "穴蟲之總名也",
     "209": "引气自畀也", "210": "整也", "212": "鱗蟲之長也", "214": "量器",
 }
-
-_EN_RADICAL_NOTE = re.compile(r"^(?:kangxi |kangzi )?(?:radical|rad\.)(?: (?:number|no\.?))? ?\d+$", re.IGNORECASE)
-
-
-def english_definition(src: Sources, graph: str) -> str | None:
-    """kDefinition of a graph reduced to its first two senses, without radical-number notes or (…) remarks."""
-    d = src.u.definition(graph)
-    if not d:
-        return None
-    d = re.sub(r"\([^)]*\)", "", d)
-    senses = [s.strip() for s in d.split(";")]
-    senses = [s for s in senses if s and not _EN_RADICAL_NOTE.match(s) and "radical" not in s.lower()]
-    if not senses:
-        return None
-    out = "; ".join(senses[:2])
-    return out if len(out) <= 48 else senses[0]
-
 
 def guangyun_texts(src: Sources, graph: str) -> list[str]:
     """The 廣韻 釋義 of a graph, one per reading, editorial （…） removed."""
@@ -144,19 +139,18 @@ def gloss_problem(src: Sources, target: str, other: str) -> str | None:
     return None
 
 
-def english_problem(src: Sources, target: str, other: str) -> str | None:
-    """Why the English definition of radical ``other`` cannot be a wrong option for radical ``target``."""
+def component_problem(src: Sources, glosses: dict[str, TeamGloss], target: str, other: str) -> str | None:
+    """Why the team gloss of radical ``other`` cannot be a wrong option for radical ``target``."""
     why = radical_problem(src, target, other)
     if why:
         return why
-    u = src.u
-    mine = english_words(src, u.radical_char(target))
-    theirs = {w.lower().rstrip("s") for w in re.findall(r"[A-Za-z]+", english_definition(src, u.radical_char(other)) or "")}
-    if mine & theirs:
-        return "shares_an_english_word"
-    a, b = RADICAL_GLOSS.get(target, ""), RADICAL_GLOSS.get(other, "")
-    if set(a) - FUNCTION_CHARS & set(b):
-        return "chinese_glosses_overlap"
+    mine, theirs = glosses[target], glosses[other]
+    if mine.field != theirs.field:
+        return "another_semantic_field"
+    if content_chars(mine.gloss) & content_chars(theirs.gloss):
+        return "shares_a_content_character"
+    if any(f in theirs.gloss for f in src.u.radical_forms(target) | {mine.graph}):
+        return "contains_the_radical"
     return None
 
 
@@ -178,8 +172,9 @@ def _pool(src: Sources, target: str, candidates: list[str], check, shape_of) -> 
     return pool
 
 
-def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, radicals: list[str] | None = None) -> BuildResult:
-    """Build the three subsets (over ``radicals``, default all 214); see the module docstring."""
+def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, radicals: list[str] | None = None,
+               glosses: dict[str, TeamGloss] | None = None) -> BuildResult:
+    """Build the three subsets (over ``radicals``, default all 214; ``glosses`` default: the team file); see the module docstring."""
 
     u, g = src.u, src.g
     rng = task_rng(TASK + ":distractors", seed)
@@ -259,27 +254,8 @@ def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, ra
         if not done:
             dropped["in_character:no_example_with_three_checked_distractors"] += 1
 
-    # --- kdefinition ---------------------------------------------------------------------------------
-    defined = [n for n in u.kangxi_numbers() if english_definition(src, u.radical_char(n))]
-    for n in numbers:
-        graph = u.radical_char(n)
-        answer = english_definition(src, graph)
-        if not answer:
-            dropped["kdefinition:no_definition"] += 1
-            continue
-        pool = _pool(src, n, [m for m in defined if m != n], english_problem,
-                     lambda m: len(english_definition(src, u.radical_char(m)) or ""))
-        options = list(dict.fromkeys(english_definition(src, u.radical_char(m)) for m in pool))  # one per text
-        options = [o for o in options if o != answer]
-        if len(options) < 3:
-            dropped["kdefinition:fewer_than_three_checked_distractors"] += 1
-            continue
-        staged.append((
-            f"en-{graph}", "kdefinition", TEMPLATE_EN.format(graph=graph), answer,
-            options,
-            f"第{n}部「{graph}」; Unihan U+{ord(graph):04X} kDefinition: {u.definition(graph)}",
-            f"Unihan 對「{graph}」的釋義爲“{u.definition(graph)}”；其餘選項是其他部首的釋義，與之無共同實詞。",
-        ))
+    # --- component (the team's glosses) ---------------------------------------------------------------
+    staged += _component_items(src, glosses if glosses is not None else load_glosses(), numbers, dropped)
 
     chosen = pick_capped([(subset, q, a, pool) for _, subset, q, a, pool, _, _ in staged], src.audit_freq, prefer_first=0.02)
     cands = []
@@ -289,8 +265,37 @@ def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, ra
             continue
         cands.append(Candidate(key=key, question=q, answer=a, distractors=triple, source=_source(src, subset), citation=c,
                                explanation=e, subset=subset))
+    # the team-gloss items give way where a shortcut still finds their key; the 廣韻 items and dev exemplars stay
+    keep = frozenset(dev_keys) | {c.key for c in cands if c.subset != "component"}
+    cands, n = trim_to_bound(TASK, cands, src.audit_freq, bound=TRIM_BOUND, keep=keep)
+    dropped["component:left_out_for_a_per_item_shortcut"] += n
+    cands, n = _trim_recurrence(cands, src.audit_freq, keep)
+    dropped["component:left_out_for_option_recurrence"] += n
     dev, test = split_dev_test(TASK, cands, dev_keys, seed)
-    return BuildResult(TASK, test=test, dev=dev, dropped=dropped, candidates=len(numbers) * 3)
+    return BuildResult(TASK, test=test, dev=dev, dropped=+dropped, candidates=len(numbers) * 3)
+
+
+def _trim_recurrence(cands: list[Candidate], freq, keep: frozenset[str]) -> tuple[list[Candidate], int]:
+    """Drop candidates (not ``keep``) until every option-recurrence strategy is at or below TRIM_BOUND, counting
+    recurrence over what is left (as the audit counts it); the one adding most to the worst goes first."""
+    from ..quality.strategies import TASK_LEVEL, Context, Item, credits
+
+    alive = list(cands)
+    while True:
+        ctx = Context(freq)
+        ctx.option_counts.update(o.strip() for c in alive for o in (c.answer, *c.distractors))
+        credit = [credits(Item.make(TASK, c.question, [c.answer, *c.distractors]), 0, ctx, TASK_LEVEL) for c in alive]
+        totals: Counter = Counter()
+        for c in credit:
+            totals.update(c)
+        worst = max(TASK_LEVEL, key=lambda k: totals[k])
+        if totals[worst] <= TRIM_BOUND * len(alive) + 1e-9:
+            break
+        helpful = [i for i, c in enumerate(alive) if c.key not in keep and credit[i][worst] > TRIM_BOUND]
+        if not helpful:
+            break
+        alive.pop(max(helpful, key=lambda i: (credit[i][worst], i)))
+    return alive, len(cands) - len(alive)
 
 
 def pick_capped(items, freq, *, prefer_first: float = 0.0, cap: int = REUSE_CAP) -> list[tuple[str, str, str] | None]:
@@ -319,7 +324,7 @@ def pick_capped(items, freq, *, prefer_first: float = 0.0, cap: int = REUSE_CAP)
     for j in sorted(range(len(items)), key=lambda j: (len(items[j][3]), j)):
         subset, question, answer, pool = items[j]
         # least-used first (spreads the uses so that later items still find three), then most similar
-        free = sorted((o for o in pool if used[subset, o] < cap), key=lambda o: (used[subset, o], pool.index(o)))
+        free = sorted((o for o in pool if used[subset, o] < SUBSET_CAP.get(subset, cap)), key=lambda o: (used[subset, o], pool.index(o)))
         # plus a few that tie the key on a shortcut (a gloss of 力 holds 力 in 筋: offer one that holds it too)
         free = free[:ALT_POOL] + [o for o in matching(question, answer, free) if o not in free[:ALT_POOL]][:3]
         alternatives = list(combinations(free, 3))[:MAX_ALTERNATIVES]
@@ -340,9 +345,32 @@ def pick_capped(items, freq, *, prefer_first: float = 0.0, cap: int = REUSE_CAP)
     return out
 
 
+def _component_items(src: Sources, glosses: dict[str, TeamGloss], numbers: list[str], dropped: Counter) -> list[tuple]:
+    """Staged ``component`` items: each glossed radical, its distractors the glosses of checked radicals of its field."""
+    staged = []
+    for n in numbers:
+        if n not in glosses:
+            dropped["component:no_team_gloss"] += 1
+            continue
+        g = glosses[n]
+        if src.u.radical_char(n) != g.graph:
+            raise ValueError(f"{GLOSSES_FILE}: radical {n} is {src.u.radical_char(n)!r}, the file says {g.graph!r}")
+        same_field = [m for m in glosses if m != n and glosses[m].field == g.field]
+        pool = _pool(src, n, same_field, lambda s, t, o: component_problem(s, glosses, t, o), lambda m: len(glosses[m].gloss))
+        if len(pool) < 3:
+            dropped["component:fewer_than_three_checked_distractors"] += 1
+            continue
+        staged.append((
+            f"co-{g.graph}", "component", TEMPLATE_CO.format(graph=g.graph), g.gloss, [glosses[m].gloss for m in pool],
+            f"第{n}部「{g.graph}」; {g.reference}; team gloss (records/curated/{GLOSSES_FILE}, line {g.line})",
+            f"部首「{g.graph}」作偏旁表「{g.gloss}」之義（{g.reference}）；其餘選項是同屬「{g.field}」類的其他部首的意義。",
+        ))
+    return staged
+
+
 def _source(src: Sources, subset: str) -> str:
-    if subset == "kdefinition":
-        return src.u.source_label
+    if subset == "component":
+        return TEAM_SOURCE
     if subset == "in_character":
         return f"{src.u.source_label}; {src.g.source_label}"
     return src.g.source_label
