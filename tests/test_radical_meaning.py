@@ -112,3 +112,22 @@ def test_component_items_draw_distractors_from_the_same_field():
             assert other.field == key.field, (r["id"], other.graph)
             if L != r["answer"]:
                 assert not content_chars(other.gloss) & content_chars(key.gloss) and key.graph not in other.gloss
+
+
+def test_shuowen_agreement_counts_shared_content_characters():
+    """The optional 說文 check (audit --shuowen): a gloss agrees when it shares a content character with the 說文
+    explanation of its 部首; others are listed for the reviewer; 部首 the data lacks are named, not counted."""
+    from types import SimpleNamespace
+
+    from ancientbench.builders.radical_glosses import TeamGloss, shuowen_agreement
+
+    def gloss(n, graph, text, head):
+        return TeamGloss(n, graph, "f", text, head, f"《說文解字》{head}部", "a", "", 1)
+
+    heads = [SimpleNamespace(wordhead="宀", explanation="交覆深屋也。象形。"),
+             SimpleNamespace(wordhead="攴", explanation="小擊也。从又卜聲。")]
+    sw = SimpleNamespace(section_heads=lambda: heads)
+    fig = shuowen_agreement({"40": gloss("40", "宀", "房屋居室", "宀"), "66": gloss("66", "攴", "敲打", "攴"),
+                             "88": gloss("88", "父", "家長", ""), "26": gloss("26", "卩", "跪坐", "卪")}, sw)
+    assert (fig["agree"], fig["compared"]) == (1, 2)
+    assert fig["differ"] == ["攴 敲打 | 小擊也"] and fig["missing"] == ["卪"]

@@ -22,13 +22,13 @@ part of the default build) reports how many glosses share a content character wi
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..paths import CURATED_DIR, record
 from ..schema import DataError
-from .curated import parse_lines
 
 GLOSSES_FILE = "radical_glosses.jsonl"
 KEYS = ("radical", "graph", "field", "gloss", "shuowen_head", "reference", "author", "reviewer")
@@ -57,6 +57,18 @@ class TeamGloss:
 
 def glosses_path(directory: str | Path | None = None) -> Path:
     return Path(directory) / GLOSSES_FILE if directory else record(CURATED_DIR) / GLOSSES_FILE
+
+
+def _parse_lines(path: Path) -> list[tuple[int, object]]:
+    """(line number, parsed JSON) per line; an empty or non-JSON line is a DataError (not curated.parse_lines: the
+    quality layer reads this file, and curated.py reaches the audit)."""
+    out = []
+    for line_no, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            out.append((line_no, json.loads(text)))
+        except json.JSONDecodeError as e:
+            raise DataError(path, line_no, None, "empty line" if not text.strip() else f"not valid JSON: {e.msg}") from None
+    return out
 
 
 def _check_line(obj: object, path: Path, line: int) -> TeamGloss:
@@ -99,7 +111,7 @@ def load_glosses(path: str | Path | None = None) -> dict[str, TeamGloss]:
         raise DataError(p, None, None, "missing radical glosses file")
     out: dict[str, TeamGloss] = {}
     seen: dict[str, int] = {}
-    for line, obj in parse_lines(p):
+    for line, obj in _parse_lines(p):
         g = _check_line(obj, p, line)
         if g.radical in out:
             raise DataError(p, line, "radical", f"radical {g.radical} already glossed at line {out[g.radical].line}")
