@@ -131,3 +131,22 @@ def test_shuowen_agreement_counts_shared_content_characters():
                              "88": gloss("88", "父", "家長", ""), "26": gloss("26", "卩", "跪坐", "卪")}, sw)
     assert (fig["agree"], fig["compared"]) == (1, 2)
     assert fig["differ"] == ["攴 敲打 | 小擊也"] and fig["missing"] == ["卪"]
+
+
+def test_audit_agreement_reports_the_shipped_team_glosses(tmp_path):
+    """``audit --shuowen DIR`` measures the team glosses that are keys of the folder's component items, on a tiny
+    hand-written 說文 folder (the real data is an optional input, never needed by the default build)."""
+    import json
+
+    from ancientbench.quality.agreement import agreement
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for i, (head, text) in enumerate([("宀", "交覆深屋也。象形。凡宀之屬皆从宀。"), ("水", "準也。北方之行。凡水之屬皆从水。")]):
+        (data / f"{i}.json").write_text(json.dumps({"id": i, "wordhead": head, "explanation": text, "radical": head},
+                                                   ensure_ascii=False), encoding="utf-8")
+    keys = {r[r["answer"]] for r in _rows() if r["subset"] == "component"}
+    fig = agreement(DATASET_PATH, tmp_path)["radical_meaning_team_glosses"]
+    assert "房屋居室" in keys and "江河流淌" in keys  # 宀 and 水 are asked
+    assert (fig["agree"], fig["compared"]) == (1, 2) and fig["differ"] == ["水 江河流淌 | 準也"]
+    assert len(fig["missing"]) > 100  # the other 部首 are not in this tiny folder
