@@ -183,9 +183,10 @@ def test_radical_meaning_excerpts_are_verbatim_and_checked(src):
     from ancientbench.builders.radical_glosses import load_glosses
 
     glosses = load_glosses()
-    assert component_problem(src, glosses, "109", "128") is None  # 目 眼睛視看 vs 耳 聽覺聲響: both 頭面
-    assert component_problem(src, glosses, "109", "40") == "another_semantic_field"  # 目 vs 宀 房屋居室
-    assert component_problem(src, glosses, "64", "29") == "shares_a_content_character"  # 手 掌指臂膀 vs 又 右掌持握
+    assert component_problem(src, glosses, "109", "128") is None  # 目 辨色察形 vs 耳 接收音響: both 頭面
+    assert component_problem(src, glosses, "109", "40") == "another_semantic_field"  # 目 vs 宀 房屋住所
+    assert component_problem(src, glosses, "9", "33") == "shares_a_content_character"  # 人 成年男女 vs 士 成年男丁
+    assert component_problem(src, glosses, "64", "29") == "writes_the_radical"  # 手 vs 又 右掌持握 (掌 持 握 write 手)
 
 
 # ---------------------------------------------------------------------------------------------------

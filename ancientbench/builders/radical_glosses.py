@@ -7,7 +7,7 @@ One JSON object per line, ``ensure_ascii=False``, keys in the order of :data:`KE
 * ``graph`` — the radical's unified ideograph as Unihan ``CJKRadicals.txt`` writes it (宀);
 * ``field`` — its semantic field (人物, 頭面, 肢體, 身體, 動物, 植物 …): distractors come from the same field, so that
   no option is the odd one out;
-* ``gloss`` — what the radical means as a component, in Chinese, written by the team (房屋居室); it must not contain
+* ``gloss`` — what the radical means as a component, in Chinese, written by the team (房屋住所); it must not contain
   the radical's own graph, and no two entries share a gloss;
 * ``shuowen_head`` — the 部首 of 《說文解字》 that writes this radical ("" where the 說文 files it under another 部);
 * ``reference`` — where the meaning is read (the 說文 部首 by name, or the 部 and character that explain it);
@@ -31,6 +31,9 @@ from ..paths import CURATED_DIR, record
 from ..schema import DataError
 
 GLOSSES_FILE = "radical_glosses.jsonl"
+# groups of radicals whose glosses are near-synonyms (冖/襾 both 「覆也」): never each other's distractors
+EXCLUSIONS_FILE = "radical_gloss_exclusions.jsonl"
+EXCLUSION_KEYS = ("graphs", "reason", "source")
 KEYS = ("radical", "graph", "field", "gloss", "shuowen_head", "reference", "author", "reviewer")
 MAY_BE_EMPTY = {"shuowen_head", "reviewer"}
 GLOSS_LENGTH = (2, 8)
@@ -127,6 +130,29 @@ def load_glosses(path: str | Path | None = None) -> dict[str, TeamGloss]:
             raise DataError(p, members[0].line, "field", f"field {name!r} has {len(members)} radicals; at least {MIN_FIELD} "
                             "are needed for three same-field distractors")
     return out
+
+
+def load_exclusions(path: str | Path | None = None, glosses: dict[str, TeamGloss] | None = None) -> frozenset[frozenset[str]]:
+    """Pairs of radical graphs (from the groups of ``radical_gloss_exclusions.jsonl``) whose glosses must never be
+    each other's distractors; a graph no gloss writes (when ``glosses`` is given) or a malformed line is a DataError."""
+    p = Path(path) if path else record(CURATED_DIR) / EXCLUSIONS_FILE
+    if not p.is_file():
+        raise DataError(p, None, None, "missing radical gloss exclusions file")
+    known = {g.graph for g in glosses.values()} if glosses is not None else None
+    pairs: set[frozenset[str]] = set()
+    for line, obj in _parse_lines(p):
+        if not isinstance(obj, dict) or tuple(obj) != EXCLUSION_KEYS:
+            raise DataError(p, line, None, f"expected an object with keys {', '.join(EXCLUSION_KEYS)} in that order")
+        graphs = obj["graphs"]
+        if not isinstance(graphs, list) or len(set(graphs)) < 2 or not all(isinstance(g, str) and len(g) == 1 for g in graphs):
+            raise DataError(p, line, "graphs", "must list at least two distinct single radical graphs")
+        if not isinstance(obj["reason"], str) or not obj["reason"].strip():
+            raise DataError(p, line, "reason", "empty value")
+        for g in graphs:
+            if known is not None and g not in known:
+                raise DataError(p, line, "graphs", f"{g!r} has no gloss in {GLOSSES_FILE}")
+        pairs.update(frozenset((a, b)) for i, a in enumerate(graphs) for b in graphs[i + 1:])
+    return frozenset(pairs)
 
 
 def content_chars(text: str) -> set[str]:

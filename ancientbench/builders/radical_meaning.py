@@ -14,7 +14,7 @@ vocabulary, so every radical is asked in up to three different ways; see docs/da
   from its visible components and phonetic siblings first. The model has to find the radical and know
   its meaning. One example character per radical: the most familiar known character filed under it.
 * ``component`` — 部首「宀」作偏旁時表示的意義是？ The answer is the team's Chinese gloss of the radical as a
-  component (``records/curated/radical_glosses.jsonl``, :mod:`.radical_glosses`: 宀 房屋居室, 攴 輕擊敲打), each
+  component (``records/curated/radical_glosses.jsonl``, :mod:`.radical_glosses`: 宀 房屋住所, 攴 輕擊驅使), each
   with its reference (the 說文 部首) and a reviewer; the distractors are the glosses of radicals of the SAME semantic
   field (body parts with body parts, tools with tools), so that no option is the odd one out. Component items on
   which a per-item shortcut or option recurrence still finds the key are left out until each strategy is within
@@ -28,8 +28,9 @@ at radical level); a Chinese distractor must share no definition segment and no 
 with any 廣韻 gloss of the target graph; an English distractor must share no content word with the
 target's whole kDefinition; in both cases the two radicals' English definitions must share no content
 word (a second, independent check against near-synonyms). A team-gloss distractor (:func:`component_problem`) must
-be of the target's semantic field, share no content character with the target's gloss, and not contain the
-target's graph or one of its forms. Among valid triples the one that keeps surface
+be of the target's semantic field, share no content character with the target's gloss, not be a near-synonym the
+exclusions file pairs with the target (冖/襾), and hold no character that is or is built on the target radical
+(:func:`writes_the_radical`; a key that does drops its item). Among valid triples the one that keeps surface
 strategies at chance is chosen (the cost of :mod:`ancientbench.builders.debias`).
 
 **Reuse cap** (:data:`REUSE_CAP`): within a subset an option text is the key of at most one item and a
@@ -43,13 +44,14 @@ from __future__ import annotations
 from collections import Counter
 from itertools import combinations
 
+from ..sources.decomposition import components, fold
 from ..sources.guangyun import gloss_segments, meaning_text, strip_editorial
 from . import radical as radical_task
 from .charpool import Sources, load_sources
 from .common import BuildResult, Candidate, split_dev_test, task_rng
 from .curated import SOURCE as TEAM_SOURCE
 from .debias import TRIM_BOUND, trim_to_bound
-from .radical_glosses import GLOSSES_FILE, TeamGloss, content_chars, load_glosses
+from .radical_glosses import GLOSSES_FILE, TeamGloss, content_chars, load_exclusions, load_glosses
 from .tradoc_word import FUNCTION_CHARS, english_words
 
 TASK = "radical_meaning"
@@ -141,7 +143,26 @@ def gloss_problem(src: Sources, target: str, other: str) -> str | None:
     return None
 
 
-def component_problem(src: Sources, glosses: dict[str, TeamGloss], target: str, other: str) -> str | None:
+def radical_graphs(src: Sources, number: str) -> frozenset[str]:
+    """Every graph that writes radical ``number`` (its Unihan forms: 水 氵 氺), each also folded as the decomposition
+    folds it (氵 -> 水, 阜 -> 阝)."""
+    forms = set(src.u.radical_forms(number)) | {src.u.radical_char(number)}
+    return frozenset(forms | {fold(f) for f in forms})
+
+
+def writes_the_radical(src: Sources, number: str, text: str) -> str | None:
+    """The first character of ``text`` that is radical ``number`` or has it among its components (two levels of
+    :func:`ancientbench.sources.decomposition.components`, as the shares_component strategy reads them): a gloss so
+    written gives its item away by shape (言 說話議論)."""
+    forms = radical_graphs(src, number)
+    for c in text:
+        if c in forms or fold(c) in forms or components(c) & forms:
+            return c
+    return None
+
+
+def component_problem(src: Sources, glosses: dict[str, TeamGloss], target: str, other: str,
+                      exclusions: frozenset[frozenset[str]] = frozenset()) -> str | None:
     """Why the team gloss of radical ``other`` cannot be a wrong option for radical ``target``."""
     why = radical_problem(src, target, other)
     if why:
@@ -149,6 +170,10 @@ def component_problem(src: Sources, glosses: dict[str, TeamGloss], target: str, 
     mine, theirs = glosses[target], glosses[other]
     if mine.field != theirs.field:
         return "another_semantic_field"
+    if frozenset((mine.graph, theirs.graph)) in exclusions:
+        return "near_synonym_gloss"
+    if writes_the_radical(src, target, theirs.gloss):
+        return "writes_the_radical"
     if content_chars(mine.gloss) & content_chars(theirs.gloss):
         return "shares_a_content_character"
     if any(f in theirs.gloss for f in src.u.radical_forms(target) | {mine.graph}):
@@ -156,8 +181,18 @@ def component_problem(src: Sources, glosses: dict[str, TeamGloss], target: str, 
     return None
 
 
-def _pool(src: Sources, target: str, candidates: list[str], check, shape_of) -> list[str]:
-    """Checked distractor radicals, the most similar in shape (option length) and stroke count first."""
+def _pair_problem(src: Sources, glosses: dict[str, TeamGloss], one: str, other: str,
+                  exclusions: frozenset[frozenset[str]]) -> str | None:
+    """Why two distractors cannot stand together: as :func:`component_problem`, except the shape rule, which is about
+    the asked radical only (two wrong options may write each other's radical)."""
+    why = component_problem(src, glosses, one, other, exclusions)
+    return None if why == "writes_the_radical" else why
+
+
+def _pool(src: Sources, target: str, candidates: list[str], check, shape_of, pair_check=None) -> list[str]:
+    """Checked distractor radicals, the most similar in shape (option length) and stroke count first; any two of them
+    also pass ``pair_check`` (default ``check``) both ways."""
+    pair_check = pair_check or check
     u = src.u
     want = shape_of(target)
     strokes = u.total_strokes(u.radical_char(target)) or 0
@@ -167,7 +202,7 @@ def _pool(src: Sources, target: str, candidates: list[str], check, shape_of) -> 
     )
     pool: list[str] = []
     for n in order:
-        if check(src, target, n) is None and all(check(src, p, n) is None and check(src, n, p) is None for p in pool):
+        if check(src, target, n) is None and all(pair_check(src, p, n) is None and pair_check(src, n, p) is None for p in pool):
             pool.append(n)
             if len(pool) >= POOL_SIZE:
                 break
@@ -175,8 +210,10 @@ def _pool(src: Sources, target: str, candidates: list[str], check, shape_of) -> 
 
 
 def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, radicals: list[str] | None = None,
-               glosses: dict[str, TeamGloss] | None = None) -> BuildResult:
-    """Build the three subsets (over ``radicals``, default all 214; ``glosses`` default: the team file); see the module docstring."""
+               glosses: dict[str, TeamGloss] | None = None,
+               exclusions: frozenset[frozenset[str]] | None = None) -> BuildResult:
+    """Build the three subsets (over ``radicals``, default all 214; ``glosses`` and ``exclusions`` default: the team
+    files); see the module docstring."""
 
     u, g = src.u, src.g
     rng = task_rng(TASK + ":distractors", seed)
@@ -257,7 +294,10 @@ def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, ra
             dropped["in_character:no_example_with_three_checked_distractors"] += 1
 
     # --- component (the team's glosses) ---------------------------------------------------------------
-    staged += _component_items(src, glosses if glosses is not None else load_glosses(), numbers, dropped)
+    team = glosses if glosses is not None else load_glosses()
+    if exclusions is None:  # the shipped groups name shipped glosses only: check them against the shipped file
+        exclusions = load_exclusions(glosses=team if glosses is None else None)
+    staged += _component_items(src, team, exclusions, numbers, dropped)
 
     chosen = pick_capped([(subset, q, a, pool) for _, subset, q, a, pool, _, _ in staged], src.audit_freq, prefer_first=0.02)
     cands = []
@@ -272,7 +312,7 @@ def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, ra
     for _ in range(TRIM_ROUNDS):  # leaving items out for recurrence can lift a per-item share again: repeat until both hold
         cands, n = trim_to_bound(TASK, cands, src.audit_freq, bound=TRIM_BOUND, keep=keep)
         dropped["component:left_out_for_a_per_item_shortcut"] += n
-        cands, m = _trim_recurrence(cands, src.audit_freq, keep)
+        cands, m = _trim_recurrence(cands, src.audit_freq, keep, frozenset(dev_keys))
         dropped["component:left_out_for_option_recurrence"] += m
         if m == 0:
             break
@@ -280,12 +320,15 @@ def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, ra
     return BuildResult(TASK, test=test, dev=dev, dropped=+dropped, candidates=len(numbers) * 3)
 
 
-def _trim_recurrence(cands: list[Candidate], freq, keep: frozenset[str]) -> tuple[list[Candidate], int]:
+def _trim_recurrence(cands: list[Candidate], freq, keep: frozenset[str], dev: frozenset[str] = frozenset()
+                     ) -> tuple[list[Candidate], int]:
     """Drop candidates (not ``keep``) until every option-recurrence strategy is at or below TRIM_BOUND, counting
-    recurrence over what is left (as the audit counts it); the one adding most to the worst goes first."""
+    recurrence over what is left of the test split (the ``dev`` exemplars stay and are not counted: the audit reads
+    the test split); the one adding most to the worst goes first."""
     from ..quality.strategies import TASK_LEVEL, Context, Item, credits
 
-    alive = list(cands)
+    dev_items = [c for c in cands if c.key in dev]
+    alive = [c for c in cands if c.key not in dev]
     while True:
         ctx = Context(freq)
         ctx.option_counts.update(o.strip() for c in alive for o in (c.answer, *c.distractors))
@@ -300,7 +343,8 @@ def _trim_recurrence(cands: list[Candidate], freq, keep: frozenset[str]) -> tupl
         if not helpful:
             break
         alive.pop(max(helpful, key=lambda i: (credit[i][worst], i)))
-    return alive, len(cands) - len(alive)
+    kept = {id(c) for c in alive + dev_items}
+    return [c for c in cands if id(c) in kept], len(cands) - len(kept)
 
 
 def pick_capped(items, freq, *, prefer_first: float = 0.0, cap: int = REUSE_CAP) -> list[tuple[str, str, str] | None]:
@@ -350,8 +394,10 @@ def pick_capped(items, freq, *, prefer_first: float = 0.0, cap: int = REUSE_CAP)
     return out
 
 
-def _component_items(src: Sources, glosses: dict[str, TeamGloss], numbers: list[str], dropped: Counter) -> list[tuple]:
-    """Staged ``component`` items: each glossed radical, its distractors the glosses of checked radicals of its field."""
+def _component_items(src: Sources, glosses: dict[str, TeamGloss], exclusions: frozenset[frozenset[str]], numbers: list[str],
+                     dropped: Counter) -> list[tuple]:
+    """Staged ``component`` items: each glossed radical whose gloss does not write it, its distractors the glosses of
+    checked radicals of its field."""
     staged = []
     for n in numbers:
         if n not in glosses:
@@ -360,8 +406,12 @@ def _component_items(src: Sources, glosses: dict[str, TeamGloss], numbers: list[
         g = glosses[n]
         if src.u.radical_char(n) != g.graph:
             raise ValueError(f"{GLOSSES_FILE}: radical {n} is {src.u.radical_char(n)!r}, the file says {g.graph!r}")
+        if writes_the_radical(src, n, g.gloss):
+            dropped["component:key_writes_the_radical"] += 1
+            continue
         same_field = [m for m in glosses if m != n and glosses[m].field == g.field]
-        pool = _pool(src, n, same_field, lambda s, t, o: component_problem(s, glosses, t, o), lambda m: len(glosses[m].gloss))
+        pool = _pool(src, n, same_field, lambda s, t, o: component_problem(s, glosses, t, o, exclusions),
+                     lambda m: len(glosses[m].gloss), pair_check=lambda s, t, o: _pair_problem(s, glosses, t, o, exclusions))
         if len(pool) < 3:
             dropped["component:fewer_than_three_checked_distractors"] += 1
             continue
