@@ -215,13 +215,23 @@ def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, ra
     """Build the three subsets (over ``radicals``, default all 214; ``glosses`` and ``exclusions`` default: the team
     files); see the module docstring."""
 
-    u, g = src.u, src.g
     rng = task_rng(TASK + ":distractors", seed)
     dropped: Counter = Counter()
-    numbers = list(radicals or u.kangxi_numbers())
-    staged = []  # (key, subset, question, answer, triples, citation, explanation)
+    numbers = list(radicals or src.u.kangxi_numbers())
+    # (key, subset, question, answer, triples, citation, explanation)
+    staged, all_glossed = _guangyun_items(src, numbers, dropped)
+    staged += _in_character_items(src, numbers, all_glossed, rng, dropped)
+    team = glosses if glosses is not None else load_glosses()
+    if exclusions is None:  # the shipped groups name shipped glosses only: check them against the shipped file
+        exclusions = load_exclusions(glosses=team if glosses is None else None)
+    staged += _component_items(src, team, exclusions, numbers, dropped)
+    return _choose_and_trim(src, staged, dev_keys, seed, numbers, dropped)
 
-    # --- guangyun ------------------------------------------------------------------------------------
+
+def _guangyun_items(src: Sources, numbers: list[str], dropped: Counter) -> tuple[list[tuple], list[str]]:
+    """Staged ``guangyun`` items, and the radicals whose RADICAL_GLOSS excerpt the 廣韻 holds verbatim."""
+    u, g = src.u, src.g
+    staged = []
     gloss_ok: list[str] = []
     for n in numbers:
         graph = u.radical_char(n)
@@ -248,7 +258,14 @@ def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, ra
             f"《廣韻》「{graph}」字釋義含「{RADICAL_GLOSS[n]}」；其餘選項是其他部首字的《廣韻》釋義，與「{graph}」的釋義無共同義項或實詞。",
         ))
 
-    # --- in_character --------------------------------------------------------------------------------
+    return staged, all_glossed
+
+
+def _in_character_items(src: Sources, numbers: list[str], all_glossed: list[str], rng, dropped: Counter) -> list[tuple]:
+    """Staged ``in_character`` items: one example character per glossed radical, distractors the excerpts of radicals
+    the ``radical`` task's checker proves are not its radical."""
+    u = src.u
+    staged = []
     idx = radical_task._Index(src)
     glossed = set(all_glossed)
     by_radical: dict[str, list[str]] = {}
@@ -293,12 +310,12 @@ def build_from(src: Sources, seed: int, dev_keys: tuple[str, ...] = DEV_KEYS, ra
         if not done:
             dropped["in_character:no_example_with_three_checked_distractors"] += 1
 
-    # --- component (the team's glosses) ---------------------------------------------------------------
-    team = glosses if glosses is not None else load_glosses()
-    if exclusions is None:  # the shipped groups name shipped glosses only: check them against the shipped file
-        exclusions = load_exclusions(glosses=team if glosses is None else None)
-    staged += _component_items(src, team, exclusions, numbers, dropped)
+    return staged
 
+
+def _choose_and_trim(src: Sources, staged: list[tuple], dev_keys: tuple[str, ...], seed: int, numbers: list[str],
+                     dropped: Counter) -> BuildResult:
+    """Pick each staged item's triple under the reuse cap, leave out component items a shortcut still finds, split."""
     chosen = pick_capped([(subset, q, a, pool) for _, subset, q, a, pool, _, _ in staged], src.audit_freq, prefer_first=0.02)
     cands = []
     for (key, subset, q, a, _, c, e), triple in zip(staged, chosen):
