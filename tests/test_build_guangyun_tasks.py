@@ -170,7 +170,7 @@ def test_tradoc_checker_rejects_planted_distractors(src):
 def test_radical_meaning_excerpts_are_verbatim_and_checked(src):
     from ancientbench.builders.radical_meaning import (
         RADICAL_GLOSS,
-        english_problem,
+        component_problem,
         gloss_problem,
         guangyun_texts,
     )
@@ -180,7 +180,13 @@ def test_radical_meaning_excerpts_are_verbatim_and_checked(src):
     assert gloss_problem(src, "60", "35") is None  # 彳 小步也 vs 夊 行遲皃
     assert gloss_problem(src, "181", "185") is not None  # 頁 頭也 vs 首 頭也始也
     assert gloss_problem(src, "74", "130") == "written_like_the_radical"
-    assert english_problem(src, "2", "52") is not None  # 丨 "number one; line" vs 幺 "one; tiny, small"
+    from ancientbench.builders.radical_glosses import load_glosses
+
+    glosses = load_glosses()
+    assert component_problem(src, glosses, "109", "128") is None  # 目 辨色察形 vs 耳 接收音響: both 頭面
+    assert component_problem(src, glosses, "109", "40") == "another_semantic_field"  # 目 vs 宀 房屋住所
+    assert component_problem(src, glosses, "9", "33") == "shares_a_content_character"  # 人 成年男女 vs 士 成年男丁
+    assert component_problem(src, glosses, "64", "29") == "writes_the_radical"  # 手 vs 又 右掌持握 (掌 持 握 write 手)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -405,7 +411,8 @@ def test_committed_items_are_traditional_and_cited(src, task):
         for r in rows:
             text = r["question"] + "".join(options(r))
             assert src.traditional_text(text), (r["id"], [c for c in text if src.u.is_simplified_only(c)])
-            assert r["source"].startswith(("tshet-uinh", "Unihan", "npm chinese-poetry")) and r["citation"] and r["explanation"]
+            assert r["source"].startswith(("tshet-uinh", "Unihan", "npm chinese-poetry", "AncientBench team-curated"))
+            assert r["citation"] and r["explanation"]
         assert len({r["id"] for r in rows}) == len(rows)
 
 

@@ -1,7 +1,9 @@
 """Agreement of a dataset folder's answers with 說文解字 (``ancientbench audit --shuowen DIR``): phonetic_radical
 answers vs the ``从X Y聲`` analysis, per written form and at the level of graphs (plain 聲 only; 亦聲/省聲 counted
 apart), Kangxi radicals (radical task) vs the 說文 部, and 廣韻 fanqie (pronunciation task) vs 大徐 fanqie, both as
-identical spelling and as "the 大徐 fanqie can spell the 廣韻 音韻地位" (tshet-uinh 執行反切).
+identical spelling and as "the 大徐 fanqie can spell the 廣韻 音韻地位" (tshet-uinh 執行反切), and the team's
+radical glosses (radical_meaning ``component`` keys) vs the 說文 explanation of their 部首
+(:func:`ancientbench.builders.radical_glosses.shuowen_agreement`; the JSON report lists the glosses that differ).
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..builders.radical_glosses import load_glosses, shuowen_agreement
+from ..errors import RecordsMissing
 from ..paths import DATASET_PATH
 from ..schema import read_config
 from ..sources import SourceMissing, guangyun, unihan
@@ -91,7 +95,24 @@ def agreement(folder: str | Path, shuowen_dir: str | Path) -> dict[str, dict]:
             out["pronunciation_status"] = _fig(
                 spell, spell_compared, "the 大徐 fanqie can spell the 廣韻 音韻地位 of our answer (tshet-uinh 執行反切)"
             )
+    fig = _team_glosses(folder, sw)
+    if fig is not None:
+        out["radical_meaning_team_glosses"] = fig
     return out
+
+
+def _team_glosses(folder: Path, sw) -> dict | None:
+    """The 說文 check of the team glosses that are keys of the folder's radical_meaning ``component`` items; None when
+    it has none, or records/ (the glosses file) is not there (an installed package)."""
+    keys = {r[r["answer"]] for split in ("test", "dev") for r in read_config(folder, "radical_meaning", split)
+            if r.get("subset") == "component"}
+    if not keys:
+        return None
+    try:
+        glosses = load_glosses()
+    except RecordsMissing:
+        return None
+    return shuowen_agreement({n: g for n, g in glosses.items() if g.gloss in keys}, sw)
 
 
 def add_arguments(p) -> None:  # pragma: no cover - convenience entry point, the CLI path is `audit --shuowen`
@@ -106,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     for name, fig in agreement(Path(args.data or DATASET_PATH), Path(args.shuowen)).items():
         print(f"{name}: {fig['agree']}/{fig['compared']} = {fig['rate'] * 100:.1f}% ({fig['what']})")
+        for line in fig.get("differ", ()):
+            print(f"  differs: {line}")
     return 0
 
 
