@@ -22,13 +22,13 @@ part of the default build) reports how many glosses share a content character wi
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..han import all_han
 from ..paths import CURATED_DIR, record
-from ..schema import DataError
+from ..schema import DataError, read_jsonl
+from ..sources.shuowen import GLOSS_FUNCTION_CHARS
 
 GLOSSES_FILE = "radical_glosses.jsonl"
 # groups of radicals whose glosses are near-synonyms (冖/襾 both 「覆也」): never each other's distractors
@@ -38,9 +38,8 @@ KEYS = ("radical", "graph", "field", "gloss", "shuowen_head", "reference", "auth
 MAY_BE_EMPTY = {"shuowen_head", "reviewer"}
 GLOSS_LENGTH = (2, 8)
 MIN_FIELD = 4  # a field needs three other members to give an item three distractors
-_HAN = re.compile(r"^[\u3400-\u9fff\U00020000-\U0003134f]+$")
-# characters two unrelated glosses may share (說文 boilerplate and grammatical words)
-FUNCTION_CHARS = frozenset("也之其所者象形从凡屬皆曰一日而以於有為爲不的")
+# characters two unrelated glosses may share: 說文 boilerplate and grammatical words, and the modern 的
+FUNCTION_CHARS = GLOSS_FUNCTION_CHARS | {"的"}
 
 
 @dataclass(frozen=True)
@@ -60,18 +59,6 @@ class TeamGloss:
 
 def glosses_path(directory: str | Path | None = None) -> Path:
     return Path(directory) / GLOSSES_FILE if directory else record(CURATED_DIR) / GLOSSES_FILE
-
-
-def _parse_lines(path: Path) -> list[tuple[int, object]]:
-    """(line number, parsed JSON) per line; an empty or non-JSON line is a DataError (not curated.parse_lines: the
-    quality layer reads this file, and curated.py reaches the audit)."""
-    out = []
-    for line_no, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        try:
-            out.append((line_no, json.loads(text)))
-        except json.JSONDecodeError as e:
-            raise DataError(path, line_no, None, "empty line" if not text.strip() else f"not valid JSON: {e.msg}") from None
-    return out
 
 
 def _check_line(obj: object, path: Path, line: int) -> TeamGloss:
@@ -96,7 +83,7 @@ def _check_line(obj: object, path: Path, line: int) -> TeamGloss:
     if not obj["radical"].isdigit() or not 1 <= int(obj["radical"]) <= 214:
         raise DataError(path, line, "radical", f"not a Kangxi radical number 1..214: {obj['radical']!r}")
     gloss = obj["gloss"]
-    if not _HAN.match(gloss) or not GLOSS_LENGTH[0] <= len(gloss) <= GLOSS_LENGTH[1]:
+    if not all_han(gloss) or not GLOSS_LENGTH[0] <= len(gloss) <= GLOSS_LENGTH[1]:
         raise DataError(path, line, "gloss", f"must be {GLOSS_LENGTH[0]}-{GLOSS_LENGTH[1]} Chinese characters, got {gloss!r}")
     if obj["graph"] in gloss:
         raise DataError(path, line, "gloss", f"the gloss {gloss!r} contains the radical {obj['graph']!r} itself")
@@ -114,7 +101,7 @@ def load_glosses(path: str | Path | None = None) -> dict[str, TeamGloss]:
         raise DataError(p, None, None, "missing radical glosses file")
     out: dict[str, TeamGloss] = {}
     seen: dict[str, int] = {}
-    for line, obj in _parse_lines(p):
+    for line, obj in enumerate(read_jsonl(p), start=1):
         g = _check_line(obj, p, line)
         if g.radical in out:
             raise DataError(p, line, "radical", f"radical {g.radical} already glossed at line {out[g.radical].line}")
@@ -140,7 +127,7 @@ def load_exclusions(path: str | Path | None = None, glosses: dict[str, TeamGloss
         raise DataError(p, None, None, "missing radical gloss exclusions file")
     known = {g.graph for g in glosses.values()} if glosses is not None else None
     pairs: set[frozenset[str]] = set()
-    for line, obj in _parse_lines(p):
+    for line, obj in enumerate(read_jsonl(p), start=1):
         if not isinstance(obj, dict) or tuple(obj) != EXCLUSION_KEYS:
             raise DataError(p, line, None, f"expected an object with keys {', '.join(EXCLUSION_KEYS)} in that order")
         graphs = obj["graphs"]
