@@ -120,3 +120,37 @@ def test_a_correction_that_misses_its_paragraph_is_named(tmp_path, monkeypatch):
             classics.corrections()
     finally:
         classics.corrections.cache_clear()
+
+
+def test_reviewed_titles_are_applied(corpus):
+    """The conversion wrote 鄭伯克段於鄢, 季樑, 穀風之什 (谷→穀) in chapter labels: the corpus every builder reads has
+    the received title of every line decided ``correct`` and the converted one of every line kept, and no label
+    that was corrected is left anywhere."""
+    labels = {(p.book, p.chapter_no): p.chapter for p in corpus.passages}
+    lines = classics.title_corrections()
+    assert sum(c.decision == "correct" for c in lines.values()) >= 40 and all(c.reason for c in lines.values())
+    for (book, no), c in lines.items():
+        assert labels[(book, no)] == (c.corrected if c.decision == "correct" else c.title), (book, no)
+    wrong = {c.title for c in lines.values() if c.decision == "correct"}
+    assert not wrong & set(labels.values())
+    assert labels[("guwenguanzhi", 1)] == "卷一·鄭伯克段于鄢" and labels[("guwenguanzhi", 7)] == "卷一·季梁諫追楚師"
+    assert labels[("shijing", 35)] == "國風·邶風·谷風" and labels[("shijing", 304)] == "商頌·那之什·長發"
+
+
+def test_a_stale_or_malformed_title_line_is_named(tmp_path, monkeypatch):
+    bad = tmp_path / "classics_title_corrections.tsv"
+    head = classics.TITLE_CORRECTIONS_FILE.read_text(encoding="utf-8").splitlines()[0]
+    bad.write_text(head + "\nguwenguanzhi\t1\t卷一·鄭伯克段於鄢\t卷一·鄭伯克段于鄢\tcorrect\t於\t于\ttest\n", encoding="utf-8")
+    monkeypatch.setattr(classics, "TITLE_CORRECTIONS_FILE", bad)
+    classics.title_corrections.cache_clear()
+    try:
+        assert classics.corrected_title("guwenguanzhi", 1, "卷一·鄭伯克段於鄢") == "卷一·鄭伯克段于鄢"
+        assert classics.corrected_title("guwenguanzhi", 2, "卷一·周鄭交質") == "卷一·周鄭交質"
+        with pytest.raises(ValueError, match=r"guwenguanzhi chapter 1 is '卷一·鄭伯' in the package"):
+            classics.corrected_title("guwenguanzhi", 1, "卷一·鄭伯")
+        bad.write_text(head + "\nguwenguanzhi\tone\t甲\t乙\tcorrect\t甲\t乙\ttest\n", encoding="utf-8")
+        classics.title_corrections.cache_clear()
+        with pytest.raises(ValueError, match=r"classics_title_corrections.tsv:2: expected 8 tab-separated cells"):
+            classics.title_corrections()
+    finally:
+        classics.title_corrections.cache_clear()

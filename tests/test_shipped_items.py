@@ -44,6 +44,31 @@ def test_no_item_quotes_a_corrected_reading(rows):
         assert not quoting, (c.book, c.chapter, c.paragraph, c.context, quoting)
 
 
+def _titles(row) -> set[str]:
+    """The parts of the titles an item names: its citation's (book·卷·title·1.2, title（note）) and the 《…》/〈…〉 of
+    its question and explanation."""
+    names = [re.sub(r"（.*）$", "", row.get("citation", ""))]
+    names += re.findall(r"[《〈]([^》〉]+)[》〉]", row["question"] + row.get("explanation", ""))
+    return {part for name in names for part in name.split("·")}
+
+
+def test_no_item_shows_a_misconverted_title(rows):
+    """Every chapter title the review corrected (classics_title_corrections.tsv: 鄭伯克段於鄢, 季樑諫追楚師, 穀風 …) is
+    gone from the shipped items' citations and 《…》 titles, and the received title is shown instead (data 2.5.0 had
+    45 tradoc_word stems naming 《左傳·鄭伯克段於鄢》 and the like)."""
+    from ancientbench.sources.classics import title_corrections
+
+    shown = set().union(*(_titles(r) for task in rows.values() for r in task))
+    wrong, right = set(), set()
+    for c in title_corrections().values():
+        if c.decision == "correct":
+            pairs = [(a, b) for a, b in zip(c.title.split("·"), c.corrected.split("·")) if a != b]
+            wrong.update(a for a, _ in pairs)
+            right.update(b for _, b in pairs)
+    assert not wrong & shown, sorted(wrong & shown)
+    assert {"鄭伯克段于鄢", "季梁諫追楚師", "趙威后問齊使", "獄中上梁王書", "後十九日復上宰相書", "谷風"} <= shown & right
+
+
 @pytest.mark.parametrize("task", ["homophone", "pronunciation"])
 def test_explanations_name_the_reading_they_use(rows, task):
     """Each explanation names the 小韻, its 反切 and the gloss of the reading used (homophone-商: 湯 by its

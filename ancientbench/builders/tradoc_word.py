@@ -388,7 +388,7 @@ def locate(corpus, book: str, chapter: str, context: str):
 
 
 def source_label(corpus, sentence) -> str:
-    """How the question names the text: 《孟子·梁惠王上》, 《左傳·鄭伯克段於鄢》, 韓愈《師說》."""
+    """How the question names the text: 《孟子·梁惠王上》, 《左傳·鄭伯克段于鄢》, 韓愈《師說》."""
     book = BOOK_BY_KEY[sentence.book]
     if sentence.book != "guwenguanzhi":
         return f"《{book.title}·{sentence.chapter}》" if sentence.book == "mengzi" else f"《{book.title}》"

@@ -60,7 +60,7 @@ DEV_KEYS: tuple[str, ...] = (
 # 古文觀止 pieces of the school canon (the prose every Chinese secondary-school reader meets), as titled in the
 # package; an item from any of them counts as anthologised. Its other ~170 pieces are an anthology's, not the canon.
 CANON_PROSE: frozenset[str] = frozenset({
-    "鄭伯克段於鄢", "曹劌論戰", "宮之奇諫假道", "子魚論戰", "介之推不言祿", "燭之武退秦師", "蹇叔哭師", "召公諫厲王止謗",
+    "鄭伯克段于鄢", "曹劌論戰", "宮之奇諫假道", "子魚論戰", "介之推不言祿", "燭之武退秦師", "蹇叔哭師", "召公諫厲王止謗",
     "鄒忌諷齊王納諫", "觸龍說趙太后", "唐雎不辱使命", "諫逐客書", "馮諼客孟嘗君", "過秦論", "前出師表", "後出師表",
     "報任安書", "屈原列傳", "卜居", "陳情表", "蘭亭集序", "歸去來兮辭", "桃花源記", "五柳先生傳", "諫太宗十思疏",
     "滕王閣序", "陋室銘", "阿房宮賦", "雜說·龍說", "雜說·馬說", "師說", "進學解", "祭十二郎文", "捕蛇者說",

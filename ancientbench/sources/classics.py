@@ -23,6 +23,10 @@ Script handling (OpenCC, PyPI ``opencc``):
   (:func:`corrections`; each line: place, reading in the package's script, corrected reading, decision, reason;
   lines decided ``keep`` record a difference from the second edition that is not an error). The differences
   come from collating with a second edition (``scripts/collate_classics.py``).
+* **Title corrections.** A chapter label the conversion got wrong (鄭伯克段於鄢 for 于, 季樑 for 季梁, 穀風 for 谷風)
+  is replaced by the reviewed title of ``classics_title_corrections.tsv`` (:func:`title_corrections`; each line:
+  book, chapter number, the label as converted, the received label, decision, graphs, reason), so every builder
+  and citation sees the received title.
 * Comparisons use a *folded* key, OpenCC ``t2s`` of the text: many-to-one, so variant forms (爲/為,
   衆/眾) and conversion choices (餘/余) compare equal. Folding errs only towards matching too much,
   which is the safe side for "is this attested?" checks.
@@ -420,6 +424,48 @@ def corrected(book: str, chapter_no: int, k: int, para: str, applied: dict | Non
     return para
 
 
+TITLE_CORRECTIONS_FILE = Path(__file__).with_name("classics_title_corrections.tsv")
+
+
+@dataclass(frozen=True)
+class TitleCorrection:
+    book: str
+    chapter: int  # 1-based, in the package's order
+    title: str  # the chapter label as the conversion gives it (traditional)
+    corrected: str  # the received label (equal to ``title`` when kept)
+    decision: str  # "correct" (applied) or "keep" (reviewed, not an error)
+    reading: str  # the label's graphs in question
+    received: str  # the received text's graphs there
+    reason: str
+
+
+@cache
+def title_corrections() -> dict[tuple[str, int], TitleCorrection]:
+    """Every reviewed chapter title of ``classics_title_corrections.tsv`` by (book, chapter); a malformed line raises."""
+    out = {}
+    lines = TITLE_CORRECTIONS_FILE.read_text(encoding="utf-8").splitlines()
+    for n, line in enumerate(lines[1:], start=2):
+        cells = line.split("\t")
+        if len(cells) != 8 or cells[4] not in ("correct", "keep") or cells[0] not in BOOK_BY_KEY or not cells[1].isdigit():
+            raise ValueError(f"{TITLE_CORRECTIONS_FILE}:{n}: expected 8 tab-separated cells with a known book, a chapter "
+                             f"number and decision correct|keep, got {line!r}")
+        if (cells[0], int(cells[1])) in out:
+            raise ValueError(f"{TITLE_CORRECTIONS_FILE}:{n}: a second line for {cells[0]} chapter {cells[1]}")
+        out[(cells[0], int(cells[1]))] = TitleCorrection(cells[0], int(cells[1]), *cells[2:])
+    return out
+
+
+def corrected_title(book: str, chapter_no: int, label: str) -> str:
+    """The received label of a chapter (``label`` as converted); a reviewed line whose title is not ``label`` raises."""
+    c = title_corrections().get((book, chapter_no))
+    if c is None:
+        return label
+    if c.title != label:
+        raise ValueError(f"{TITLE_CORRECTIONS_FILE}: {book} chapter {chapter_no} is {label!r} in the package, "
+                         f"the file reviewed {c.title!r}")
+    return c.corrected if c.decision == "correct" else label
+
+
 @lru_cache(maxsize=4)
 def load_corpus(sources_dir: str | Path) -> Corpus:
     """Read and normalise the seven classics (cached per sources folder)."""
@@ -430,6 +476,7 @@ def load_corpus(sources_dir: str | Path) -> Corpus:
         data = json.loads((dist / book.path).read_text(encoding="utf-8"))
         for chapter_no, (chapter, paragraphs, note) in enumerate(_chapters(book, data), start=1):
             chapter_t = to_traditional(chapter) if book.script == "simplified" else chapter
+            chapter_t = corrected_title(book.key, chapter_no, chapter_t)
             for k, para in enumerate(paragraphs, start=1):
                 para = unicodedata.normalize("NFC", corrected(book.key, chapter_no, k, para.strip(), applied))
                 if han_only(para):
@@ -464,6 +511,7 @@ __all__ = [
     "Corpus",
     "Correction",
     "corrected",
+    "corrected_title",
     "corrections",
     "Match",
     "Passage",
@@ -475,6 +523,7 @@ __all__ = [
     "one_to_many",
     "split_sentences",
     "tang_bigrams",
+    "title_corrections",
     "to_traditional",
     "variant_key",
 ]
