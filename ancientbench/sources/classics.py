@@ -79,6 +79,20 @@ BOOK_BY_KEY = {b.key: b for b in BOOKS}
 # Sentence ends: the punctuation that closes a sentence, with any closing quotes right after it.
 _SENT_END = re.compile(r"[。！？；!?;][」』”’〞\"']*")
 QUOTES = "「」『』“”‘’〝〞\"'《》〈〉"
+# What the reviewers found in the source's typography (issue 34): editors' variant notes inside the text, stray
+# spaces, half-width punctuation. Removed or made full-width in every paragraph, after the reviewed corrections.
+_VARIANT_NOTE = re.compile(r"[(（][^()（）]*(?:一作|通)[：:][^()（）]*[)）]")
+_STRAY_SPACE = re.compile(r"(?<=[^\x00-\x7f])[ \u3000]+|[ \u3000]+(?=[^\x00-\x7f])")
+_HALF_WIDTH = re.compile(r"(?<=[^\x00-\x7f])[?!,;:]")
+_FULL_WIDTH = {"?": "？", "!": "！", ",": "，", ";": "；", ":": "："}
+
+
+def tidy(para: str) -> str:
+    """A paragraph without variant notes or stray spaces, its punctuation after Han text full-width."""
+    para = _STRAY_SPACE.sub("", _VARIANT_NOTE.sub("", para))
+    return _HALF_WIDTH.sub(lambda m: _FULL_WIDTH[m.group()], para)
+
+
 MIN_SENTENCE_HAN = 10  # shorter pieces are merged with the next one (e.g. "孟子對曰：「王何必曰利？")
 
 
@@ -478,7 +492,7 @@ def load_corpus(sources_dir: str | Path) -> Corpus:
             chapter_t = to_traditional(chapter) if book.script == "simplified" else chapter
             chapter_t = corrected_title(book.key, chapter_no, chapter_t)
             for k, para in enumerate(paragraphs, start=1):
-                para = unicodedata.normalize("NFC", corrected(book.key, chapter_no, k, para.strip(), applied))
+                para = tidy(unicodedata.normalize("NFC", corrected(book.key, chapter_no, k, para.strip(), applied)))
                 if han_only(para):
                     raw.append((book, chapter_t, chapter_no, k, para, note))
     ambiguous = frozenset(one_to_many())
