@@ -184,12 +184,15 @@ def test_ppl_form_picks_the_same_letter(model, ppl_run, base_models, shipped_sub
                 # the same text, and each letter exactly one token after the same prompt tokens
                 assert all(rec[f"label: {x}"]["prompt"] == prompt + x for x in LETTERS)
                 assert len({len(i) for i in ids}) == 1 and len({tuple(i[:-1]) for i in ids}) == 1
-                assert rec["prediction"] == mine["pred"], (model, shots, item["id"])
                 ppl = [float(rec[f"label: {x}"]["PPL"]) for x in LETTERS]
                 n = len(ids[0])
+                tol = 1e-4 + n * max(ppl) * 2.0 ** -20  # float32 sequence losses: what two exact computations may differ by
                 recovered = [-n * (p - ppl[0]) for p in ppl]  # logp(X) - logp(A) from the sequence mean losses
                 expected = [lp - mine["logprobs"][0] for lp in mine["logprobs"]]
-                assert recovered == pytest.approx(expected, abs=1e-4 + n * max(ppl) * 2.0 ** -20)
+                assert recovered == pytest.approx(expected, abs=tol)
+                # the same pick, or a tie at that precision (a random tiny model's letters can be that close)
+                theirs = mine["logprobs"][LETTERS.index(rec["prediction"])]
+                assert rec["prediction"] == mine["pred"] or theirs >= max(mine["logprobs"]) - 2 * tol, (model, shots, item["id"])
                 compared += 1
         result = json.loads((ppl_run / "results" / model / f"{oc.dataset_abbr('radical', 'ppl', shots)}.json").read_text())
         assert result["accuracy"] == pytest.approx(100 * ours[shots]["tasks"]["radical"]["accuracy"])
