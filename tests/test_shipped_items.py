@@ -96,13 +96,13 @@ def test_no_phonetic_radical_target_is_a_written_form_of_an_option(rows, unihan_
             assert not alike, (r["id"], o)
 
 
-QUOTE_TASKS = ("cloze", "tradoc_word", "translation", "phonetic_loan")
-
 
 def test_no_stem_shows_the_sources_typography(rows):
     """No quote-based stem shows what the reviewers of data 2.5.1 found in chinese-poetry's text: an editor's variant note
     (「(豫章故郡 一作：南昌故郡)」), a space inside the text (「得酒 乎」), a half-width mark after Han text (「焉?秦師」) or the
     repeat mark 々 (「埃坲々兮」)."""
+    from ancientbench.quality.conversion import QUOTE_TASKS
+
     checks = {"variant note": re.compile(r"[(（][^()（）]*(?:一作|通)[：:]"), "space": re.compile(r"[^\x00-\x7f][ \u3000]|[ \u3000][^\x00-\x7f]"),
               "half-width mark": re.compile(r"[^\x00-\x7f][?!,;:]"), "repeat mark": re.compile("々")}
     found = [(r["id"], what) for task in QUOTE_TASKS for r in rows[task] for what, p in checks.items() if p.search(r["question"])]
