@@ -97,3 +97,11 @@ def test_records_name_the_dataset_version_they_sampled(fixture_data, tmp_path):
     assert pr == [None, "2.1.0", "2.2.0", "2.3.0"]  # oldest first; unrecorded (older than the field) first
     assert "| options only (stem hidden) | 2.3.0 |" in render_probes()
     assert key["data_sha256"] is not None and len(key["data_sha256"]) == 64  # which build of a version was sampled
+
+
+def test_a_wrong_folder_is_one_line_naming_it(tmp_path, capsys):
+    assert probes.main(["make", "cloze", "--mode", "full", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "q")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and str(tmp_path / "none") in err and "Traceback" not in err and len(err.splitlines()) == 1
+    assert probes.main(["score", str(tmp_path / "none")]) == 2
+    assert "key.json" in capsys.readouterr().err

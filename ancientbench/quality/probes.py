@@ -19,9 +19,11 @@ import argparse
 import hashlib
 import json
 import random
+import sys
 from datetime import date
 from pathlib import Path
 
+from ..errors import AncientBenchError
 from ..paths import DATASET_PATH, PROBES_DIR
 from ..schema import load_split, split_file
 from ..tasks import DATASET_VERSION, LETTERS, get_task
@@ -191,6 +193,14 @@ def main(argv: list[str] | None = None) -> int:
     rv.add_argument("--data", default=DATASET_PATH)
     rv.add_argument("--out", required=True)
     args = p.parse_args(argv)
+    try:
+        return _run(args)
+    except (AncientBenchError, FileNotFoundError) as e:  # a wrong folder or file: one line, not a traceback
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.cmd == "make":
         print(write_quiz(args.data, args.task, args.out, mode=args.mode, n=args.n, seed=args.seed, subset=args.subset))
     elif args.cmd == "score":
