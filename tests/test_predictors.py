@@ -16,6 +16,7 @@ from ancientbench.quality import strategies as S
 from ancientbench.quality.predictors import (
     OPTIONS_ONLY_STRATEGIES,
     feature_matrix,
+    item_folds,
     options_only_predictor,
     stem_reading_predictor,
 )
@@ -85,6 +86,31 @@ def test_options_only_features_of_real_items_do_not_change_with_the_stem(task):
     for r, o in zip(rows, other):
         for name in OPTIONS_ONLY_STRATEGIES:
             assert S.STRATEGIES[name](S.item_from_row(r)[0], ctx) == S.STRATEGIES[name](S.item_from_row(o)[0], ctx), (name, r["id"])
+
+
+def _redeal(rows, seed):
+    """The same items with their options dealt to the letters again."""
+    rng = random.Random(seed)
+    out = []
+    for r in rows:
+        options, key = [r[L] for L in LETTERS], r[r["answer"]]
+        rng.shuffle(options)
+        out.append({**r, **dict(zip(LETTERS, options)), "answer": LETTERS[options.index(key)]})
+    return out
+
+
+@pytest.mark.parametrize("task", ["excdoc_word", "radical_meaning"])
+def test_dealing_the_letters_again_changes_no_predictor_figure(task):
+    """Data 2.5.2 dealt every answer letter anew and the 2.5.1 predictors moved by up to two points on unchanged
+    items: ranks broke ties by letter and a guess among equal options took the first. Now neither reads a letter."""
+    rows = load_split(DATASET_PATH, task, "test")[:160]
+    again = _redeal(rows, seed=7)
+    freq = audit.option_frequencies(rows)
+    for predictor in (options_only_predictor, stem_reading_predictor):
+        a, b = predictor(rows, S.Context(freq)), predictor(again, S.Context(freq))
+        assert a["models"] == b["models"], predictor.__name__
+        assert [r[L] for r, L in zip(rows, a["predictions"])] == [r[L] for r, L in zip(again, b["predictions"])]
+    assert item_folds(rows[1:]) == item_folds(rows)[1:]  # an item left out moves no other item's fold
 
 
 def test_options_only_refuses_stem_reading_strategies():

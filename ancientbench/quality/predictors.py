@@ -15,16 +15,19 @@ readers, named by what they read:
   with the same option features. It is the test-wise reader who sees the question but lacks the knowledge; on
   the glyph tasks its features are the task's own knowledge (the head character's parts).
 
-Each feature is also centred on its item's mean and ranked within the item, so the models compare options
-within an item. Models (scikit-learn): logistic regression on standardised features and gradient-boosted trees
-(``HistGradientBoostingClassifier``); protocol: 5-fold cross-fitting over items (an item's four options always in
-one fold, folds drawn with a fixed seed), each held-out item's guess the option with the highest predicted
-probability. A predictor's figure is the better model's accuracy with a 95% Wilson interval; ``predictions``
+Each feature is also centred on its item's mean and ranked within the item (tied options share a rank), so the
+models compare options within an item and no feature reads an option's letter; a guess among options the model
+rates equally goes by a hash of their text (data 2.5.2: before, both went by letter, and dealing the letters
+again moved a figure by up to two points). Models (scikit-learn): logistic regression on standardised features and
+gradient-boosted trees (``HistGradientBoostingClassifier``); protocol: 5-fold cross-fitting over items (an item's
+four options always in one fold, its fold a hash of its id, so a fixed fold whatever else is built), each held-out item's guess the option with the
+highest predicted probability. A predictor's figure is the better model's accuracy with a 95% Wilson interval; ``predictions``
 gives its per-item guesses (the ladder's reference rows). Chance is 25%.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -54,11 +57,29 @@ def wilson(correct: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def _within_item(values):
-    """Per-item centring and rank of a (items, 4) array."""
+    """Per-item centring and rank of a (items, 4) array; tied options share their mean rank, so no feature
+    reads an option's letter."""
+    from scipy.stats import rankdata  # lazy: with scikit-learn, only for the combined predictors
 
     centred = values - values.mean(axis=1, keepdims=True)
-    rank = values.argsort(axis=1).argsort(axis=1).astype(float)
-    return centred, rank
+    return centred, rankdata(values.round(9), method="average", axis=1) - 1.0  # rounded: a sum's order is no rank
+
+
+def tie_breaks(rows: Sequence[Mapping[str, str]]):
+    """(items, 4) keys that order tied options by a hash of their text, not by their letter: a guess among options
+    a model cannot tell apart then stays the same when the letters are dealt again."""
+    import numpy as np  # lazy: numpy only for vectorised scoring; the audit and eval commands import this module
+
+    digest = lambda o: int.from_bytes(hashlib.sha256(o.strip().encode()).digest()[:6], "big")  # noqa: E731
+    return np.array([[digest(r[L]) for L in LETTERS] for r in rows], dtype=float).reshape(-1, 4)
+
+
+def _pick(proba, ties):
+    """Each row's most probable option; among options equally probable, the lowest tie-break key."""
+    import numpy as np  # lazy: numpy only for vectorised scoring; the audit and eval commands import this module
+
+    top = np.isclose(proba, proba.max(axis=1, keepdims=True), rtol=0, atol=1e-12)
+    return np.where(top, ties, np.inf).argmin(axis=1)
 
 
 def _shared_syllables(options: Sequence[str]) -> list[float]:
@@ -137,16 +158,24 @@ def new_model(kind: str):
     return HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1, max_leaf_nodes=15, random_state=SEED)
 
 
-def cross_validated_guesses(X, y, n_items: int, kind: str, folds: int = FOLDS, seed: int = SEED):
-    """Each item's guessed option index, from a model trained on the other folds' items."""
-    from sklearn.model_selection import KFold  # lazy: scikit-learn only for the combined predictors (seconds to import)
+def item_folds(rows: Sequence[Mapping[str, str]], folds: int = FOLDS, seed: int = SEED) -> list[int]:
+    """Each item's fold, from a hash of its id: an item added or left out moves no other item to another fold."""
+    return [int.from_bytes(hashlib.sha256(f"{seed}:{r['id']}".encode()).digest()[:8], "big") % folds for r in rows]
+
+
+def cross_validated_guesses(X, y, n_items: int, kind: str, folds: int = FOLDS, seed: int = SEED, ties=None, fold_of=None):
+    """Each item's guessed option index, from a model trained on the other folds' items (``fold_of``:
+    :func:`item_folds`, default folds drawn by position; ``ties``: :func:`tie_breaks`, default the first tied option)."""
+    from sklearn.model_selection import KFold, PredefinedSplit  # lazy: scikit-learn only for the combined predictors
     from threadpoolctl import threadpool_limits  # lazy: with scikit-learn (a dependency of scikit-learn)
 
+    split = (KFold(n_splits=min(folds, n_items), shuffle=True, random_state=seed) if fold_of is None
+             else PredefinedSplit(fold_of))
     with threadpool_limits(limits=1):  # one thread: the same figures on any machine, no oversubscribed cores
-        return _guesses(X, y, n_items, kind, KFold(n_splits=min(folds, n_items), shuffle=True, random_state=seed))
+        return _guesses(X, y, n_items, kind, split, ties)
 
 
-def _guesses(X, y, n_items: int, kind: str, split):
+def _guesses(X, y, n_items: int, kind: str, split, ties=None):
     import numpy as np  # lazy: numpy only for vectorised scoring; the audit and eval commands import this module
 
     guesses = np.zeros(n_items, dtype=int)
@@ -158,17 +187,26 @@ def _guesses(X, y, n_items: int, kind: str, split):
             continue
         model = new_model(kind).fit(X[tr], y[tr])
         proba = model.predict_proba(X[te])[:, 1].reshape(-1, 4)
-        guesses[test_items] = proba.argmax(axis=1)
+        guesses[test_items] = _pick(proba, np.zeros_like(proba) if ties is None else ties[test_items])
     return guesses
 
 
-def _fit(X, y, gold) -> dict:
-    """Both models' cross-fitted accuracy and the better one's per-item predictions."""
+def _fit(X, y, gold, rows) -> dict:
+    """Both models' cross-fitted accuracy and the better one's per-item predictions. Each item's options are fitted
+    in the order of their tie-break keys, not their letters: dealing the letters again changes no figure."""
+    import numpy as np  # lazy: numpy only for vectorised scoring; the audit and eval commands import this module
+
     n = len(gold)
     out: dict = {"n": n, "models": {}}
     best = None
+    ties = tie_breaks(rows)
+    order = ties.argsort(axis=1)
+    canonical = (np.arange(n)[:, None] * 4 + order).reshape(-1)
+    X = X.round(9)  # a centred value summed in another order differs in its last bits, and a tree's bins see that
     for kind in MODELS:
-        g = cross_validated_guesses(X, y, n, kind)
+        picked = cross_validated_guesses(X[canonical], y[canonical], n, kind, ties=np.take_along_axis(ties, order, axis=1),
+                                         fold_of=item_folds(rows))
+        g = order[np.arange(n), picked]
         correct = int((g == gold).sum())
         out["models"][kind] = {"accuracy": correct / n, "correct": correct, "ci95": wilson(correct, n)}
         if best is None or correct > out["models"][best[0]]["correct"]:
@@ -186,7 +224,7 @@ def options_only_predictor(rows: Sequence[Mapping[str, str]], ctx: Context,
     both models' cross-fitted accuracy, the better one's figure, interval and per-item predictions. ``ctx.freq``
     must not be counted from the stems (the audit passes the classics corpus or the options' own characters)."""
     X, y, gold, _ = feature_matrix(rows, ctx, names, count_rows, with_stem=False)
-    return {"predictor": OPTIONS_ONLY, **_fit(X, y, gold)}
+    return {"predictor": OPTIONS_ONLY, **_fit(X, y, gold, rows)}
 
 
 def stem_reading_predictor(rows: Sequence[Mapping[str, str]], ctx: Context, names: Sequence[str] | None = None,
@@ -194,4 +232,4 @@ def stem_reading_predictor(rows: Sequence[Mapping[str, str]], ctx: Context, name
     """The stem-reading predictor on one task's rows (strategies ``names``, default all): as
     :func:`options_only_predictor`, with the stem."""
     X, y, gold, _ = feature_matrix(rows, ctx, names, count_rows, with_stem=True)
-    return {"predictor": STEM_READING, **_fit(X, y, gold)}
+    return {"predictor": STEM_READING, **_fit(X, y, gold, rows)}
