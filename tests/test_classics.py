@@ -82,9 +82,45 @@ def test_contains_in_every_script(corpus):
 def test_counts_and_frequencies(corpus):
     assert corpus.count("王何必曰利") == 1
     assert corpus.count("而已矣") == corpus.ngrams[3][classics.fold("而已矣")] > 1
-    assert corpus.frequency("為") == corpus.frequency("爲") == corpus.char_freq["為"] + corpus.char_freq["爲"]
+    assert corpus.frequency("為") == corpus.frequency("爲") == corpus.written_counts["為"] + corpus.written_counts["爲"]
     assert corpus.display_form("爲", "mengzi") == "為" and corpus.display_form("為", "guwenguanzhi") == "爲"
     assert not corpus.attested("曰害亦")
+
+
+def _small_corpus(text: str, pinned=None) -> classics.Corpus:
+    passage = classics.Passage("mengzi", "梁惠王上", 1, 1, text, text, "")
+    return classics.Corpus([passage], [classics.Sentence("mengzi", "梁惠王上", 1, 1, 1, text, text, frozenset())],
+                           frozenset(), pinned=pinned)
+
+
+def test_builders_balance_with_the_pinned_counts(tmp_path):
+    """A quote fix changes what is attested, never the counts the builders balance with: those stay pinned."""
+    before = _small_corpus("王何必曰利？亦有仁義而已矣。")
+    path = classics.write_pinned_counts(before, "pinned for a test", tmp_path / "freq.tsv")
+    pin = classics.read_pinned_counts(path)
+    assert pin.written == before.char_freq and pin.folded == before.ngrams[1] and pin.note == "pinned for a test"
+    fixed = _small_corpus("王何必曰利？亦有仁義而已矣，義義。", pinned=pin)
+    assert fixed.frequency("義") == 1 and fixed.balancing_frequencies() == before.balancing_frequencies()
+    assert fixed.count("義義") == 1 and fixed.char_freq["義"] == 3  # the live text still answers "is it attested?"
+    assert _small_corpus("義義").frequency("義") == 2  # without a pin, the live counts
+
+
+def test_a_malformed_pin_line_is_named(tmp_path):
+    from ancientbench.schema import DataError
+
+    bad = tmp_path / "freq.tsv"
+    bad.write_text("# note\nkind\tchar\tcount\nwritten\t義\t3\nwritten\t仁義\t2\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"freq.tsv, row 4: expected 'written\|folded"):
+        classics.read_pinned_counts(bad)
+    assert classics.read_pinned_counts(tmp_path / "absent.tsv") is None
+
+
+def test_the_shipped_pin_is_close_to_the_corpus(corpus):
+    """The pin may lag the corrected corpus by a few fixes; a drift beyond 0.1% of the text means re-pin (a data change)."""
+    assert corpus.pinned is not None, f"{classics.FREQUENCIES_FILE} is missing: ancientbench build --repin"
+    live, pinned = corpus.char_freq, corpus.pinned.written
+    drift = sum(abs(live[c] - pinned[c]) for c in set(live) | set(pinned))
+    assert drift <= 0.001 * corpus.total_chars, f"the pinned counts drift by {drift} characters: ancientbench build --repin"
 
 
 def test_tang_bigrams(corpus):

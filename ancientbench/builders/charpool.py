@@ -55,8 +55,7 @@ class Sources:
     @cached_property
     def audit_freq(self):
         """The audit's Frequencies over the classics (for :func:`ancientbench.builders.debias.pick_balanced`)."""
-        counts = {ch: self.corpus.frequency(ch) for ch in self.corpus.char_freq}
-        return Frequencies(counts, f"classics corpus ({classics.SOURCE_LABEL})")
+        return Frequencies(self.corpus.balancing_frequencies(), f"classics corpus ({classics.SOURCE_LABEL})")
 
     def traditional_text(self, text: str) -> bool:
         """No simplified-only graph (Unihan kTraditionalVariant) in the text: the 廣韻 data writes a few

@@ -151,7 +151,7 @@ class _Sources:
         self._variants: dict[str, frozenset[str]] = {}
         self.wide = tang_bigrams(sources_dir)
         self.index = _Index(self.corpus, self.wide)
-        self.folded_freq = self.corpus.ngrams[1]
+        self.folded_freq = self.corpus.folded_counts
         # distractor universe: folded content characters that a reader meets (frequency >= MIN_ANSWER_FREQ)
         self.universe = sorted((n, k) for k, n in self.folded_freq.items() if n >= MIN_ANSWER_FREQ and k not in FUNCTION_KEYS)
         self._bands: dict[int, frozenset[str]] = {}
@@ -316,7 +316,7 @@ def build(ctx: BuildContext) -> BuildResult:
     src = _Sources(ctx.sources_dir)
     dropped: Counter = Counter()
     rng = task_rng(TASK, ctx.seed)
-    freq = {ch: src.corpus.frequency(ch) for ch in src.corpus.char_freq}
+    freq = src.corpus.balancing_frequencies()
     seen: set[str] = set()
     proposals = []
     for s in src.corpus.sentences:

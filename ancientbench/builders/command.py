@@ -7,12 +7,13 @@ import argparse
 import importlib
 import json
 import sys
+from datetime import date
 from pathlib import Path
 
 from ..argtypes import add_no_progress
 from ..errors import RecordsMissing
 from ..paths import BUILD_REPORT_FILE, DATASET_PATH, DEFAULT_SOURCES_DIR, PACKAGE_DIR, RECORDS_DIR
-from ..sources import SourceMissing
+from ..sources import SourceMissing, classics
 from ..tasks import TASK_NAMES, resolve_tasks
 from . import DEFAULT_SEED, BuildContext, build_task
 from .common import write_result
@@ -27,6 +28,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shuowen", default=None, metavar="DIR", help="說文 data folder: also build the paper-faithful 說文 variant configs")
     add_no_progress(p)
     p.add_argument("--parallel-corpus", default=None, metavar="DIR", help="古文/现代文 parallel corpus: build a user translation config")
+    p.add_argument("--repin", action="store_true",
+                   help="first re-pin the character counts every builder balances with (ancientbench/sources/"
+                        "classics_frequencies.tsv) from the corpus as corrected now: a data change, generated tasks re-option")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,6 +41,12 @@ def run(args: argparse.Namespace) -> int:
         shuowen_dir=Path(args.shuowen) if args.shuowen else None,
         parallel_corpus=Path(args.parallel_corpus) if args.parallel_corpus else None,
     )
+    if args.repin:
+        try:
+            print(f"pinned the character counts: {repin(ctx.sources_dir)}")
+        except SourceMissing as e:
+            print(f"error: cannot re-pin: {e}", file=sys.stderr)
+            return 2
     report = {}
     for task in resolve_tasks(args.tasks):
         try:
@@ -66,6 +76,16 @@ def run(args: argparse.Namespace) -> int:
     merged.update(report)
     report_path.write_text(json.dumps(merged, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return 0
+
+
+def repin(sources_dir: Path) -> Path:
+    """Write the live counts of the corrected corpus as the pinned ones, and forget every corpus loaded before."""
+    corpus = classics.load_corpus(sources_dir, pinned=False)
+    lines = len(classics.corrections())
+    path = classics.write_pinned_counts(corpus, f"pinned {date.today()} from {classics.SOURCE_LABEL} with the {lines} "
+                                                f"lines of classics_corrections.tsv (ancientbench build --repin)")
+    classics.load_corpus.cache_clear()
+    return path
 
 
 def _extra_builds(ctx: BuildContext):

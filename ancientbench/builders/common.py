@@ -2,7 +2,8 @@
 
 A builder proposes (key, question, answer, distractors, provenance) candidates whose answer it has
 checked against the source and whose distractors it has proven wrong; this module turns them into
-schema rows with balanced answer letters, deterministically for a given seed.
+schema rows with balanced answer letters, deterministically for a given seed and item by item (one item's
+change moves no other item's options).
 """
 
 from __future__ import annotations
@@ -45,23 +46,48 @@ def task_rng(task: str, seed: int) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-def place_options(cands: list[Candidate], task: str, seed: int, start: int = 0) -> list[dict[str, str]]:
-    """Turn candidates into rows; answer letters cycle through a seeded order so each letter gets 25%."""
-    rng = task_rng(task, seed)
+def _item_rng(task: str, seed: int, key: str) -> random.Random:
+    """A generator private to one item: its letters never depend on which other items were built."""
+    digest = hashlib.sha256(f"{task}:{seed}:{key}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def balanced_letters(keys: list[str], task: str, seed: int) -> dict[str, str]:
+    """{key: answer letter}: every letter within one of n/4, each item as close to its own seeded preference as
+    the balance allows. Items propose to letters in their hashed order and a full letter keeps the items it
+    ranks first (deferred acceptance), so adding or removing one item moves a short chain of others, not all."""
+    prefs = {k: _item_rng(task, seed, k).sample(LETTERS, len(LETTERS)) for k in keys}
+    rank = {(L, k): hashlib.sha256(f"{task}:{seed}:{L}:{k}".encode()).digest() for L in LETTERS for k in keys}
+    extra = task_rng(task, seed).sample(LETTERS, len(LETTERS))[: len(keys) % len(LETTERS)]
+    capacity = {L: len(keys) // len(LETTERS) + (L in extra) for L in LETTERS}
+    held: dict[str, list[str]] = {L: [] for L in LETTERS}
+    proposed = {k: 0 for k in keys}
+    free = sorted(keys)
+    while free:
+        k = free.pop()
+        L = prefs[k][proposed[k]]
+        proposed[k] += 1
+        held[L].append(k)
+        if len(held[L]) > capacity[L]:
+            held[L].sort(key=lambda x: rank[L, x])
+            free.append(held[L].pop())
+    return {k: L for L, ks in held.items() for k in ks}
+
+
+def place_options(cands: list[Candidate], task: str, seed: int) -> list[dict[str, str]]:
+    """Turn candidates into rows: balanced answer letters (:func:`balanced_letters`), distractors in an order
+    seeded by the item's key, so a change to one item leaves every other item's letters as they were."""
+    if len({c.key for c in cands}) != len(cands):
+        raise ValueError(f"{task}: two candidates share a key, so their ids would collide")
+    golds = balanced_letters([c.key for c in cands], task, seed)
     rows: list[dict[str, str]] = []
-    block: list[str] = []
-    for i, c in enumerate(cands, start=start):
+    for c in cands:
         if len({c.answer, *c.distractors}) != 4:
             raise ValueError(f"{task} candidate {c.key!r}: the answer and distractors are not four distinct options")
-        if not block:  # a fresh shuffled A-D block every four items: exact balance, no positional pattern
-            block = list(LETTERS)
-            rng.shuffle(block)
-        gold = block.pop()
+        gold = golds[c.key]
         others = list(c.distractors)
-        rng.shuffle(others)
-        options = {}
-        for letter in LETTERS:
-            options[letter] = c.answer if letter == gold else others.pop()
+        _item_rng(task, seed, c.key).shuffle(others)
+        options = {letter: c.answer if letter == gold else others.pop() for letter in LETTERS}
         rows.append(
             {
                 "id": f"{task}-{c.key}",
@@ -106,6 +132,7 @@ __all__ = [
     "FIELDS",
     "BuildResult",
     "Candidate",
+    "balanced_letters",
     "place_options",
     "split_dev_test",
     "task_rng",

@@ -262,7 +262,7 @@ def _candidates(entries, g, u, corpus) -> list[tuple[int, int, list[tuple[int, s
     # graphs the file reads as one another (a loan pair either way): 兌 is read 悅 elsewhere, never a distractor for 悅
     pairs = {(fold(_trad(e["loan"])), fold(_trad(e["answer"]))) for e in entries}
     common = sorted(
-        ch for ch, n in corpus.char_freq.items() if n >= COMMON_MIN_FREQ and fold(ch) not in form and not u.is_simplified_only(ch)
+        ch for ch, n in corpus.written_counts.items() if n >= COMMON_MIN_FREQ and fold(ch) not in form and not u.is_simplified_only(ch)
     )
     plan = []
     for n, e in enumerate(entries):

@@ -290,7 +290,7 @@ def _stage(g: _Graphs, ch: str, p: str, s: str, check: str, seed: int) -> _Stage
 
 def _select(g: _Graphs, staged: list[_Staged]) -> dict[int, int]:
     """Item index -> chosen triple: the largest selection with every shortcut strategy at or below ``BOUND``."""
-    freq = Frequencies({c: g.corpus.frequency(c) for c in g.corpus.char_freq}, "classics")
+    freq = Frequencies(g.corpus.balancing_frequencies(), "classics")
     items = [(TEMPLATE.format(char=it.ch), it.p, it.triples) for it in staged]
     must = frozenset(i for i, it in enumerate(staged) if it.ch in DEV_KEYS)
     # not balanced: the task's answer rule (tasks.py), 100% on every item by the key's definition

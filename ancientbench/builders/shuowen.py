@@ -45,7 +45,7 @@ def _frequencies(ctx):
         corpus = load_corpus(ctx.sources_dir)
     except SourceMissing:
         return Frequencies({}, "none")
-    return Frequencies({c: corpus.frequency(c) for c in corpus.char_freq}, "classics")
+    return Frequencies(corpus.balancing_frequencies(), "classics")
 
 
 def _finish(task: str, config: str, items, dev_prefs, ctx, dropped: Counter, freq) -> BuildResult:

@@ -57,8 +57,7 @@ def corpus_frequencies(sources_dir: str | Path | None = None) -> Frequencies | N
     except SourceMissing:
         return None
     # each traditional form counts with its folded frequency, so 爲 and 為 weigh the same
-    counts = {ch: corpus.frequency(ch) for ch in corpus.char_freq}
-    return Frequencies(counts, f"classics corpus ({SOURCE_LABEL})")
+    return Frequencies(corpus.balancing_frequencies(), f"classics corpus ({SOURCE_LABEL}){', pinned' if corpus.pinned else ''}")
 
 
 def self_frequencies(rows: Sequence[Mapping[str, str]]) -> Frequencies:

@@ -27,6 +27,10 @@ Script handling (OpenCC, PyPI ``opencc``):
   is replaced by the reviewed title of ``classics_title_corrections.tsv`` (:func:`title_corrections`; each line:
   book, chapter number, the label as converted, the received label, decision, graphs, reason), so every builder
   and citation sees the received title.
+* **Pinned counts.** The character counts the builders balance options with (frequency bands, familiarity ranks, the
+  common-word floor) are read from ``classics_frequencies.tsv`` (:class:`PinnedCounts`), written from the corrected
+  corpus by ``ancientbench build --repin``; a later quote fix then changes only the items that quote the line,
+  while "is this attested?" always reads the live text.
 * Comparisons use a *folded* key, OpenCC ``t2s`` of the text: many-to-one, so variant forms (爲/為,
   衆/眾) and conversion choices (餘/余) compare equal. Folding errs only towards matching too much,
   which is the safe side for "is this attested?" checks.
@@ -44,8 +48,10 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
+from ..fileio import atomic_write
 from ..han import han_only, is_han
 from ..paths import TANG_GLOB
+from ..schema import DataError
 from . import SourceMissing
 
 PACKAGE = "chinese-poetry"
@@ -275,7 +281,8 @@ def split_sentences(text: str, min_han: int = MIN_SENTENCE_HAN) -> list[str]:
 class Corpus:
     """The seven classics, normalised, with frequencies, an n-gram index and lookups."""
 
-    def __init__(self, passages: list[Passage], sentences: list[Sentence], ambiguous_simplified: frozenset[str], max_n: int = 4):
+    def __init__(self, passages: list[Passage], sentences: list[Sentence], ambiguous_simplified: frozenset[str], max_n: int = 4,
+                 pinned: PinnedCounts | None = None):
         self.passages = passages
         self.sentences = sentences
         self.ambiguous_simplified = ambiguous_simplified
@@ -293,6 +300,10 @@ class Corpus:
         self.book_char_freq: dict[str, Counter] = defaultdict(Counter)
         for p in passages:
             self.book_char_freq[p.book].update(ch for ch in p.text if is_han(ch))
+        # what the builders balance with: the pinned counts when given (a quote fix then moves no other item), else live
+        self.pinned = pinned
+        self.written_counts: Counter = pinned.written if pinned else self.char_freq
+        self.folded_counts: Counter = pinned.folded if pinned else self.ngrams[1]
         texts = {
             "original": [unicodedata.normalize("NFC", p.original) for p in passages],
             "traditional": [p.text for p in passages],
@@ -311,8 +322,12 @@ class Corpus:
         return frozenset(self.char_freq)
 
     def frequency(self, ch: str) -> int:
-        """Occurrences of a character, variant forms and conversion choices merged (folded)."""
-        return self.ngrams[1].get(fold(ch), 0)
+        """Occurrences of a character, variant forms and conversion choices merged (folded); pinned when loaded so."""
+        return self.folded_counts.get(fold(ch), 0)
+
+    def balancing_frequencies(self) -> dict[str, int]:
+        """{traditional character: :meth:`frequency`} over the (pinned) written characters: what builders balance with."""
+        return {ch: self.frequency(ch) for ch in self.written_counts}
 
     def count(self, text: str) -> int:
         """Occurrences of a Han string (punctuation ignored, folded) within passages; any length."""
@@ -438,6 +453,41 @@ def corrected(book: str, chapter_no: int, k: int, para: str, applied: dict | Non
     return para
 
 
+FREQUENCIES_FILE = Path(__file__).with_name("classics_frequencies.tsv")
+
+
+@dataclass(frozen=True)
+class PinnedCounts:
+    """Character counts frozen at a data version: every builder balances options with these, so a later fix to a
+    quote changes only the items that quote it (``ancientbench build --repin`` re-pins them: a data change)."""
+
+    written: Counter  # traditional character as written -> occurrences
+    folded: Counter  # folded key (:func:`fold`) -> occurrences, as :meth:`Corpus.frequency` counts them
+    note: str  # the header line: when and from what the counts were pinned
+
+
+def read_pinned_counts(path: Path = FREQUENCIES_FILE) -> PinnedCounts | None:
+    """The pinned counts, or None when the file is absent; a malformed line raises DataError naming it."""
+    if not path.exists():
+        return None
+    lines = path.read_text(encoding="utf-8").splitlines()
+    counts: dict[str, Counter] = {"written": Counter(), "folded": Counter()}
+    for n, line in enumerate(lines[2:], start=3):
+        cells = line.split("\t")
+        if len(cells) != 3 or cells[0] not in counts or len(cells[1]) != 1 or not cells[2].isdigit():
+            raise DataError(path, n, None, f"expected 'written|folded<TAB>one character<TAB>count', got {line!r}")
+        counts[cells[0]][cells[1]] = int(cells[2])
+    return PinnedCounts(counts["written"], counts["folded"], lines[0].lstrip("# "))
+
+
+def write_pinned_counts(corpus: Corpus, note: str, path: Path = FREQUENCIES_FILE) -> Path:
+    """Pin the corpus's live counts (not its pinned ones) into ``path``, with ``note`` as the header."""
+    rows = [f"written\t{ch}\t{n}" for ch, n in sorted(corpus.char_freq.items())]
+    rows += [f"folded\t{ch}\t{n}" for ch, n in sorted(corpus.ngrams[1].items())]
+    atomic_write(path, "\n".join([f"# {note}", "kind\tchar\tcount", *rows]) + "\n")
+    return path
+
+
 TITLE_CORRECTIONS_FILE = Path(__file__).with_name("classics_title_corrections.tsv")
 
 
@@ -480,9 +530,10 @@ def corrected_title(book: str, chapter_no: int, label: str) -> str:
     return c.corrected if c.decision == "correct" else label
 
 
-@lru_cache(maxsize=4)
-def load_corpus(sources_dir: str | Path) -> Corpus:
-    """Read and normalise the seven classics (cached per sources folder)."""
+@lru_cache(maxsize=8)
+def load_corpus(sources_dir: str | Path, pinned: bool = True) -> Corpus:
+    """Read and normalise the seven classics (cached per sources folder); ``pinned``: balance with
+    :data:`FREQUENCIES_FILE` where it exists, else with the live counts."""
     dist = corpus_root(sources_dir)
     applied = applied_by_place()
     raw: list[tuple[Book, str, int, int, str, str]] = []
@@ -515,7 +566,7 @@ def load_corpus(sources_dir: str | Path) -> Corpus:
             texts.append(text)
             sentences.append(Sentence(book.key, chapter, chapter_no, k, j, piece, text, amb))
         passages.append(Passage(book.key, chapter, chapter_no, k, para, "".join(texts), note))
-    return Corpus(passages, sentences, ambiguous)
+    return Corpus(passages, sentences, ambiguous, pinned=read_pinned_counts() if pinned else None)
 
 
 __all__ = [
@@ -524,9 +575,13 @@ __all__ = [
     "SOURCE_LABEL",
     "Corpus",
     "Correction",
+    "FREQUENCIES_FILE",
+    "PinnedCounts",
     "corrected",
     "corrected_title",
     "corrections",
+    "read_pinned_counts",
+    "write_pinned_counts",
     "Match",
     "Passage",
     "Sentence",
