@@ -141,6 +141,24 @@ def test_reviewed_corrections_are_applied(corpus):
     assert sum(c.decision == "correct" for c in lines) >= 15 and all(c.reason for c in lines)
 
 
+def test_a_conversion_slip_is_fixed_after_opencc(corpus, tmp_path, monkeypatch):
+    """OpenCC s2t writes 癢 for every 痒, but 桑柔's 稼穡卒痒 is 痒 (sickness): a ``convert`` line fixes the converted
+    text graph for graph; one that changes the length, or names a book that is not converted, is refused."""
+    assert any("稼穡卒痒" in s.text for s in corpus.sentences) and not any("卒癢" in s.text for s in corpus.sentences)
+    bad = tmp_path / "classics_corrections.tsv"
+    head = classics.CORRECTIONS_FILE.read_text(encoding="utf-8").splitlines()[0]
+    monkeypatch.setattr(classics, "CORRECTIONS_FILE", bad)
+    try:
+        for line, problem in (("shijing\t257\t7\t卒癢\t卒痒也\tconvert\t癢\t痒\tt", "differ in length"),
+                              ("mengzi\t1\t1\t王\t玉\tconvert\t王\t玉\tt", "mengzi is not converted")):
+            bad.write_text(f"{head}\n{line}\n", encoding="utf-8")
+            classics.corrections.cache_clear()
+            with pytest.raises(ValueError, match=problem):
+                classics.corrections()
+    finally:
+        classics.corrections.cache_clear()
+
+
 def test_a_correction_that_misses_its_paragraph_is_named(tmp_path, monkeypatch):
     bad = tmp_path / "classics_corrections.tsv"
     head = classics.CORRECTIONS_FILE.read_text(encoding="utf-8").splitlines()[0]

@@ -20,7 +20,8 @@ Script handling (OpenCC, PyPI ``opencc``):
 * **Corrections.** Where the package's 論語 or 孟子 differs from the received text by a misprint or a note
   printed into the text (諫志不從 for 見志不從, a footnote inside 盡心上), the reviewed correction in
   ``classics_corrections.tsv`` beside this module is applied to the paragraph before anything else
-  (:func:`corrections`; each line: place, reading in the package's script, corrected reading, decision, reason;
+  (:func:`corrections`; each line: place, reading in the package's script, corrected reading, decision, reason; a
+  ``convert`` line fixes the text after OpenCC, graph for graph, where s2t has one answer and the classic another;
   lines decided ``keep`` record a difference from the second edition that is not an error). The differences
   come from collating with a second edition (``scripts/collate_classics.py``).
 * **Title corrections.** A chapter label the conversion got wrong (鄭伯克段於鄢 for 于, 季樑 for 季梁, 穀風 for 谷風)
@@ -404,6 +405,7 @@ def _count_overlapping(hay: str, needle: str) -> int:
 
 
 CORRECTIONS_FILE = Path(__file__).with_name("classics_corrections.tsv")
+DECISIONS = ("correct", "convert", "keep")
 
 
 @dataclass(frozen=True)
@@ -413,7 +415,7 @@ class Correction:
     paragraph: int  # 1-based within the chapter
     context: str  # the package's text around the difference (unique in the paragraph), its own script
     corrected: str  # that text as the received text reads it (equal to ``context`` when kept)
-    decision: str  # "correct" (applied) or "keep" (not an error: a variant writing, or the second edition's)
+    decision: str  # "correct" (applied), "convert" (applied to the converted text) or "keep" (not an error)
     reading: str  # the package's differing characters (∅: none), as the collation found them
     second_edition: str  # the second edition's characters there (∅: none)
     reason: str
@@ -426,20 +428,37 @@ def corrections() -> tuple[Correction, ...]:
     lines = CORRECTIONS_FILE.read_text(encoding="utf-8").splitlines()
     for n, line in enumerate(lines[1:], start=2):
         cells = line.split("\t")
-        if len(cells) != 9 or cells[5] not in ("correct", "keep") or cells[0] not in BOOK_BY_KEY:
+        if len(cells) != 9 or cells[5] not in DECISIONS or cells[0] not in BOOK_BY_KEY:
             raise ValueError(f"{CORRECTIONS_FILE}:{n}: expected 9 tab-separated cells with a known book and "
-                             f"decision correct|keep, got {line!r}")
+                             f"decision {'|'.join(DECISIONS)}, got {line!r}")
+        if cells[5] == "convert" and BOOK_BY_KEY[cells[0]].script != "simplified":
+            raise ValueError(f"{CORRECTIONS_FILE}:{n}: a convert line fixes what OpenCC converted; {cells[0]} is not converted")
+        if cells[5] == "convert" and len(cells[3]) != len(cells[4]):
+            raise ValueError(f"{CORRECTIONS_FILE}:{n}: a convert line replaces graph for graph: {cells[3]!r} and "
+                             f"{cells[4]!r} differ in length")
         out.append(Correction(cells[0], int(cells[1]), int(cells[2]), *cells[3:]))
     return tuple(out)
 
 
-def applied_by_place() -> dict[tuple[str, int, int], list[Correction]]:
-    """The corrections decided ``correct``, by place (book, chapter, paragraph)."""
+def applied_by_place(decision: str = "correct") -> dict[tuple[str, int, int], list[Correction]]:
+    """The corrections of one decision (``correct``: before conversion; ``convert``: after it), by place (book,
+    chapter, paragraph)."""
     out: dict[tuple[str, int, int], list[Correction]] = {}
     for c in corrections():
-        if c.decision == "correct":
+        if c.decision == decision:
             out.setdefault((c.book, c.chapter, c.paragraph), []).append(c)
     return out
+
+
+def reconverted(book: str, chapter_no: int, k: int, texts: list[str], fixes: dict) -> list[str]:
+    """One paragraph's converted sentences with its ``convert`` lines applied: OpenCC s2t maps a few graphs one to one
+    where a classic writes the simplified-identical graph (桑柔 稼穡卒痒: 痒 sickness, not 癢 itch)."""
+    for c in fixes.get((book, chapter_no, k), ()):
+        if sum(t.count(c.context) for t in texts) != 1:
+            raise ValueError(f"{CORRECTIONS_FILE}: {c.book} {c.chapter}.{c.paragraph}: converted text {c.context!r} "
+                             f"occurs {sum(t.count(c.context) for t in texts)} times in the paragraph, not once")
+        texts = [t.replace(c.context, c.corrected) for t in texts]
+    return texts
 
 
 def corrected(book: str, chapter_no: int, k: int, para: str, applied: dict | None = None) -> str:
@@ -549,12 +568,14 @@ def load_corpus(sources_dir: str | Path, pinned: bool = True) -> Corpus:
     ambiguous = frozenset(one_to_many())
     passages: list[Passage] = []
     sentences: list[Sentence] = []
+    fixes = applied_by_place("convert")
     for book, chapter, chapter_no, k, para, note in raw:
         pieces = split_sentences(para)
+        converted = reconverted(book.key, chapter_no, k, [to_traditional(p) for p in pieces], fixes) if book.script == "simplified" else []
         texts = []
         for j, piece in enumerate(pieces, start=1):
             if book.script == "simplified":
-                text = to_traditional(piece)
+                text = converted[j - 1]
                 amb = frozenset(i for i, (ch, tc) in enumerate(zip(piece, text)) if ch in ambiguous or (is_han(tc) and is_one_to_many(tc)))
                 if len(text) != len(piece):  # OpenCC maps graph to graph; a length change would break positions
                     amb = frozenset(range(len(text)))
