@@ -20,9 +20,9 @@ models compare options within an item and no feature reads an option's letter; a
 rates equally goes by a hash of their text (data 2.5.2: before, both went by letter, and dealing the letters
 again moved a figure by up to two points). Models (scikit-learn): logistic regression on standardised features and
 gradient-boosted trees (``HistGradientBoostingClassifier``); protocol: 5-fold cross-fitting over items (an item's
-four options always in one fold, its fold a hash of its id, so a fixed fold whatever else is built), each held-out item's guess the option with the
-highest predicted probability. A predictor's figure is the better model's accuracy with a 95% Wilson interval; ``predictions``
-gives its per-item guesses (the ladder's reference rows). Chance is 25%.
+four options always in one fold, its fold a hash of its id, so a fixed fold whatever else is built), each held-out
+item's guess the option with the highest predicted probability. A predictor's figure is the better model's accuracy
+with a 95% Wilson interval; ``predictions`` gives its per-item guesses (the ladder's reference rows). Chance is 25%.
 """
 
 from __future__ import annotations
@@ -163,19 +163,17 @@ def item_folds(rows: Sequence[Mapping[str, str]], folds: int = FOLDS, seed: int 
     return [int.from_bytes(hashlib.sha256(f"{seed}:{r['id']}".encode()).digest()[:8], "big") % folds for r in rows]
 
 
-def cross_validated_guesses(X, y, n_items: int, kind: str, folds: int = FOLDS, seed: int = SEED, ties=None, fold_of=None):
+def cross_validated_guesses(X, y, n_items: int, kind: str, fold_of: Sequence[int], ties):
     """Each item's guessed option index, from a model trained on the other folds' items (``fold_of``:
-    :func:`item_folds`, default folds drawn by position; ``ties``: :func:`tie_breaks`, default the first tied option)."""
-    from sklearn.model_selection import KFold, PredefinedSplit  # lazy: scikit-learn only for the combined predictors
+    :func:`item_folds`; ``ties``: :func:`tie_breaks`, in the order of ``X``'s options)."""
+    from sklearn.model_selection import PredefinedSplit  # lazy: scikit-learn only for the combined predictors
     from threadpoolctl import threadpool_limits  # lazy: with scikit-learn (a dependency of scikit-learn)
 
-    split = (KFold(n_splits=min(folds, n_items), shuffle=True, random_state=seed) if fold_of is None
-             else PredefinedSplit(fold_of))
     with threadpool_limits(limits=1):  # one thread: the same figures on any machine, no oversubscribed cores
-        return _guesses(X, y, n_items, kind, split, ties)
+        return _guesses(X, y, n_items, kind, PredefinedSplit(fold_of), ties)
 
 
-def _guesses(X, y, n_items: int, kind: str, split, ties=None):
+def _guesses(X, y, n_items: int, kind: str, split, ties):
     import numpy as np  # lazy: numpy only for vectorised scoring; the audit and eval commands import this module
 
     guesses = np.zeros(n_items, dtype=int)
@@ -187,7 +185,7 @@ def _guesses(X, y, n_items: int, kind: str, split, ties=None):
             continue
         model = new_model(kind).fit(X[tr], y[tr])
         proba = model.predict_proba(X[te])[:, 1].reshape(-1, 4)
-        guesses[test_items] = _pick(proba, np.zeros_like(proba) if ties is None else ties[test_items])
+        guesses[test_items] = _pick(proba, ties[test_items])
     return guesses
 
 
@@ -202,10 +200,10 @@ def _fit(X, y, gold, rows) -> dict:
     ties = tie_breaks(rows)
     order = ties.argsort(axis=1)
     canonical = (np.arange(n)[:, None] * 4 + order).reshape(-1)
-    X = X.round(9)  # a centred value summed in another order differs in its last bits, and a tree's bins see that
+    X = X.round(9)[canonical]  # rounded: a value summed in another order differs in its last bits, and trees bin it
+    y, ties, fold_of = y[canonical], np.take_along_axis(ties, order, axis=1), item_folds(rows)
     for kind in MODELS:
-        picked = cross_validated_guesses(X[canonical], y[canonical], n, kind, ties=np.take_along_axis(ties, order, axis=1),
-                                         fold_of=item_folds(rows))
+        picked = cross_validated_guesses(X, y, n, kind, fold_of, ties)
         g = order[np.arange(n), picked]
         correct = int((g == gold).sum())
         out["models"][kind] = {"accuracy": correct / n, "correct": correct, "ci95": wilson(correct, n)}

@@ -454,9 +454,10 @@ def reconverted(book: str, chapter_no: int, k: int, texts: list[str], fixes: dic
     """One paragraph's converted sentences with its ``convert`` lines applied: OpenCC s2t maps a few graphs one to one
     where a classic writes the simplified-identical graph (桑柔 稼穡卒痒: 痒 sickness, not 癢 itch)."""
     for c in fixes.get((book, chapter_no, k), ()):
-        if sum(t.count(c.context) for t in texts) != 1:
+        found = sum(t.count(c.context) for t in texts)
+        if found != 1:
             raise ValueError(f"{CORRECTIONS_FILE}: {c.book} {c.chapter}.{c.paragraph}: converted text {c.context!r} "
-                             f"occurs {sum(t.count(c.context) for t in texts)} times in the paragraph, not once")
+                             f"occurs {found} times in the paragraph, not once")
         texts = [t.replace(c.context, c.corrected) for t in texts]
     return texts
 
