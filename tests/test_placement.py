@@ -41,3 +41,14 @@ def test_seeded_and_the_answer_is_at_its_letter():
 def test_a_key_twice_is_refused():
     with pytest.raises(ValueError, match="share a key"):
         place_options(_cands(3) + _cands(1), "cloze", 7)
+
+
+def test_an_excerpt_keeps_every_character_and_only_the_quotation_marks_it_closes():
+    from ancientbench.builders.common import as_excerpt, unpaired_quotes
+
+    assert as_excerpt("宮之奇諫曰：“虢，虞之表也。") == "宮之奇諫曰：虢，虞之表也。"
+    assert as_excerpt("沒死以聞。”太后曰：“敬諾。年幾何矣？”") == "沒死以聞。太后曰：“敬諾。年幾何矣？”"
+    assert as_excerpt("王說曰：「《詩》云：『他人有心，予忖度之。』") == "王說曰：《詩》云：『他人有心，予忖度之。』"
+    assert as_excerpt("曰：「吾弟則愛之，」") == "曰：「吾弟則愛之，」"
+    assert as_excerpt("“甲『乙”丙』") == "甲『乙丙』"  # crossed marks: a close that is not the innermost open is unpaired
+    assert unpaired_quotes("“甲『乙”丙』") == [0, 4]

@@ -33,7 +33,10 @@ def test_no_item_quotes_a_corrected_reading(rows):
     from ancientbench.han import han_only
     from ancientbench.sources.classics import corrections, fold
 
-    texts = {r["id"]: fold(han_only("".join(r[f] for f in FIELDS))) for task in rows.values() for r in task}
+    def text(r):  # a cloze stem is read with its blank filled (the blank may be the very graph a correction adds)
+        return r["question"].replace("＿", r[r["answer"]]) + "".join(r[f] for f in LETTERS)
+
+    texts = {r["id"]: fold(han_only(text(r))) for task in rows.values() for r in task}
     applied = [c for c in corrections() if c.decision == "correct"]
     assert applied
     for c in applied:
@@ -111,3 +114,23 @@ def test_no_stem_shows_the_sources_typography(rows):
               "half-width mark": re.compile(r"[^\x00-\x7f][?!,;:]"), "repeat mark": re.compile("々")}
     found = [(r["id"], what) for task in QUOTE_TASKS for r in rows[task] for what, p in checks.items() if p.search(r["question"])]
     assert not found, found[:10]
+
+
+def test_no_quoted_passage_leaves_a_quotation_open(rows):
+    """A stem quotes a passage; a quotation mark whose partner lies outside it reads as a quotation cut short (the 2.5.2
+    probe's 「吳王曰：“大夫奚隆於越？…」), so the builders show passages without such marks (``common.as_excerpt``)."""
+    from ancientbench.builders.common import unpaired_quotes
+    from ancientbench.quality.conversion import QUOTE
+
+    quoted = [(r["id"], pattern.search(r["question"])) for task, pattern in QUOTE.items() for r in rows[task]]
+    found = [key for key, m in quoted if m and unpaired_quotes(m.group("q"))]  # tradoc_word's gloss items quote none
+    assert not found, found[:10]
+
+
+def test_no_item_shows_a_private_use_code_point(rows):
+    """A source's private-use stand-in for a rare glyph (chinese-poetry's 滑稽列傳 「髡帣韝鞠\\ue031」, 睡虎地
+    「隸臣妾\\ue1ca城旦舂」) shows as a blank or a box: the source line is corrected or the item left out."""
+    from ancientbench.builders.curated import has_private_use
+
+    found = [r["id"] for task in rows.values() for r in task if has_private_use(*(r[f] for f in FIELDS))]
+    assert not found, found

@@ -139,6 +139,35 @@ __all__ = [
     "write_result",
 ]
 
+# Quotation marks as the sources print them: opening -> closing.
+QUOTE_PAIRS = {"「": "」", "『": "』", "“": "”", "‘": "’"}
+_OPENING_OF = {c: o for o, c in QUOTE_PAIRS.items()}
+
+
+def unpaired_quotes(text: str) -> list[int]:
+    """Positions of the quotation marks in ``text`` whose partner lies outside it (a quotation opened and not closed,
+    or closed and not opened), in order."""
+    stack: list[int] = []
+    unpaired: list[int] = []
+    for i, ch in enumerate(text):
+        if ch in QUOTE_PAIRS:
+            stack.append(i)
+        elif ch in _OPENING_OF:
+            if stack and text[stack[-1]] == _OPENING_OF[ch]:
+                stack.pop()
+            else:
+                unpaired.append(i)
+    return sorted(unpaired + stack)
+
+
+def as_excerpt(text: str) -> str:
+    """A quoted passage as a question shows it: without the quotation marks whose partner lies outside the passage.
+    Punctuation is the editor's, not the received text's, and a mark left open reads as a quotation cut short
+    (「宮之奇諫曰：“虢，虞之表也。」 -> 「宮之奇諫曰：虢，虞之表也。」); every character is kept."""
+    drop = set(unpaired_quotes(text))
+    return "".join(ch for i, ch in enumerate(text) if i not in drop)
+
+
 # Length giveaway: the answer is the unique longest (or shortest) option and differs from the nearest
 # option by at least LENGTH_MIN_GAP characters and LENGTH_MAX_RATIO of its own length.
 LENGTH_MIN_GAP = 3

@@ -309,6 +309,15 @@ def one_script(task: str, entries, fields: dict[str, str], simplified, directory
 
 # ---- turning entries into schema rows (shared by the three builders) ---------------------------------
 
+PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U0010ffff]")
+
+
+def has_private_use(*texts: str) -> bool:
+    """True when a text holds a Private Use Area code point: a source's stand-in for a rare glyph, which a reader
+    sees as a blank or a box (睡虎地 「隸臣妾\ue1ca城旦舂」)."""
+    return any(PRIVATE_USE.search(t) for t in texts)
+
+
 def build_entries(task: str, ctx, question, dev_keys: tuple[str, ...], subset=None, directory: str | Path | None = None,
                   transform=None, trim: float | None = None):
     """BuildResult of a curated task: every entry whose blind review did not disagree becomes a candidate;
@@ -324,6 +333,9 @@ def build_entries(task: str, ctx, question, dev_keys: tuple[str, ...], subset=No
     for e in entries:
         if e.agreed is False:  # the reviewer answered differently: the author must fix or drop it first
             dropped["blind review disagreed (awaiting fix)"] += 1
+            continue
+        if has_private_use(question(e), e["answer"], *e["distractors"]):
+            dropped["a private-use code point stands for a glyph (no font shows it)"] += 1
             continue
         cands.append(
             Candidate(

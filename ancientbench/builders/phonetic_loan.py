@@ -25,6 +25,7 @@ from ..sources.classics import fold, load_corpus, to_traditional
 from ..sources.guangyun import gloss_segments, meaning_text
 from . import BuildContext
 from .cloze import FUNCTION_KEYS
+from .common import as_excerpt
 from .curated import Format, build_entries, curated_path, in_script, item_script, load_entries, one_script, write_entries
 from .debias import Balancer, ties_the_key
 
@@ -70,7 +71,7 @@ def document_of(citation: str) -> str:
 
 def question(entry) -> str:
     head = document_of(entry["citation"]) if entry["kind"] == "excavated" else ""
-    return head + "「" + entry["context"] + "」中的「" + entry["loan"] + "」通哪個字？"
+    return head + "「" + as_excerpt(entry["context"]) + "」中的「" + entry["loan"] + "」通哪個字？"
 
 
 def to_one_script(entries, directory=None):

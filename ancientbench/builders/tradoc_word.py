@@ -52,8 +52,8 @@ from ..sources.classics import BOOK_BY_KEY, fold, load_corpus
 from ..sources.classics import SOURCE_LABEL as SOURCE_LABEL_CP
 from ..sources.guangyun import Reading, gloss_segments, meaning_text
 from .charpool import Sources, load_sources
-from .common import BuildResult, Candidate, length_giveaway, split_dev_test, task_rng
-from .curated import KEY_RE, SOURCE, parse_lines
+from .common import BuildResult, Candidate, as_excerpt, length_giveaway, split_dev_test, task_rng
+from .curated import KEY_RE, SOURCE, has_private_use, parse_lines
 from .debias import pick_balanced
 
 TASK = "tradoc_word"
@@ -369,6 +369,8 @@ def load_items(senses: dict[str, dict], directory=None) -> list[tuple[int, dict]
             raise DataError(path, n, "book", f"{obj['book']!r} is not one of {', '.join(CONTEXT_BOOKS)}")
         if re.search(r"[()（）]", obj["context"]):
             raise DataError(path, n, "context", "editorial notes in parentheses (一作…, 通…) are not part of the quoted text")
+        if has_private_use(obj["context"]):
+            raise DataError(path, n, "context", "a private-use code point stands for a glyph no font shows; correct the source line")
         if obj["context"].count(word) != 1:
             raise DataError(path, n, "context", f"the word {word!r} must occur exactly once in the context")
         if (word, obj["context"]) in seen:
@@ -454,7 +456,7 @@ def context_candidates(ctx, seed: int, directory=None):
         answer = next(x["gloss"] for x in entry["senses"] if x["id"] == it["sense"])
         staged.append((it, s, entry, answer, triples))
     # among the admissible triples, the one that keeps every audit strategy (option similarity too) near chance
-    questions = [f"{source_label(corpus, s)}「{it['context']}」中「{it['word']}」一詞的意思是？" for it, s, *_ in staged]
+    questions = [f"{source_label(corpus, s)}「{as_excerpt(it['context'])}」中「{it['word']}」一詞的意思是？" for it, s, *_ in staged]
     picks = pick_balanced([(q, a, t) for q, (_, _, _, a, t) in zip(questions, staged)], corpus_frequencies(ctx.sources_dir),
                           prefer_first=0.02, strategies=AUDIT_STRATEGIES, extra=sense_strategies(staged, questions))
     for q, (it, s, entry, answer, triples), k in zip(questions, staged, picks):

@@ -21,6 +21,7 @@ from ..han import han_only
 from ..paths import DEFAULT_SOURCES_DIR
 from ..schema import DataError
 from ..sources.classics import BOOK_BY_KEY, fold, load_corpus
+from .common import as_excerpt
 from .curated import Format, build_entries, item_script, load_entries, one_script
 
 TASK = "translation"
@@ -140,7 +141,7 @@ def corpus_book_title(book_key: str) -> str:
 
 
 def question(entry) -> str:
-    return "下列哪一項是「" + entry["context"] + "」的正確現代漢語翻譯？"
+    return "下列哪一項是「" + as_excerpt(entry["context"]) + "」的正確現代漢語翻譯？"
 
 
 def to_one_script(entries, directory=None):

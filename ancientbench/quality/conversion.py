@@ -37,6 +37,9 @@ QUOTE = {
     "phonetic_loan": re.compile(r"(?P<q>.*)通哪個字？"),
 }
 CONTEXT = 8  # characters shown on each side of a place
+# OpenCC s2t maps these simplified graphs to one traditional graph, yet each is itself a classical word (洒埽, 痒 'sickness',
+# 肴/殽, 机, 凭, 坏, 号): traditional -> that word, listed like a one-to-many choice (records/reviews/2026-12-06-one-to-one-conversion.md).
+ONE_TO_ONE_WORDS = {"灑": "洒", "癢": "痒", "餚": "肴", "機": "机", "憑": "凭", "壞": "坏", "號": "号"}
 
 
 @dataclass(frozen=True)
@@ -54,9 +57,10 @@ class Place:
 
 @lru_cache(maxsize=1)
 def choice_graphs() -> dict[str, tuple[str, ...]]:
-    """Traditional graph -> the other traditional graphs of every one-to-many OpenCC entry it is a target of."""
+    """Traditional graph -> the other traditional graphs of every one-to-many OpenCC entry it is a target of, and
+    both graphs of each :data:`ONE_TO_ONE_WORDS` pair."""
     out: dict[str, set[str]] = {}
-    for forms in one_to_many().values():
+    for forms in [*one_to_many().values(), *ONE_TO_ONE_WORDS.items()]:
         for f in forms:
             out.setdefault(f, set()).update(x for x in forms if x != f)
     return {f: tuple(sorted(alts)) for f, alts in out.items()}
