@@ -58,6 +58,7 @@ def _parse(row):
 
 def test_committed_items_pass_the_checks_again(corpus, unihan_db):
     from ancientbench.builders.cloze import (
+        BAND,
         BLANK,
         FUNCTION_KEYS,
         check_distractor,
@@ -81,8 +82,11 @@ def test_committed_items_pass_the_checks_again(corpus, unihan_db):
         hits = corpus.contains(sentence.replace(BLANK, answer))
         assert any(m.citation == row["citation"].rsplit(".", 1)[0] for m in hits), row["id"]
         assert classics.fold(answer) not in FUNCTION_KEYS
+        f = corpus.folded_counts[classics.fold(answer)]
         for d in distractors:
             assert len(d) == 1 and check_distractor(corpus, h, i, d), (row["id"], d)
+            # the answer's frequency band: an option's corpus frequency is the cue the predictors read
+            assert f / BAND <= corpus.folded_counts[classics.fold(d)] <= f * BAND, (row["id"], d)
             assert not reads_with_both_neighbours(corpus, wide, h, i, d), (row["id"], d)
             assert d not in row["question"]
         # no stem graph of a machine-converted book is one OpenCC converts one-to-many (a guessed graph)

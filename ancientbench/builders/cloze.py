@@ -11,8 +11,8 @@ Owns turning the chinese-poetry classics (:mod:`ancientbench.sources.classics`) 
   楚辭 converted by us with OpenCC s2t; 古文觀止 converted upstream) is dropped when any of its graphs is
   one that OpenCC's character dictionary converts one-to-many (余→餘/余, 艳→豔/艷, 后→後/后 …; see
   :func:`classics.one_to_many`). 孟子, 大學, 中庸 are traditional in the package and used as they are.
-* **Distractors.** Characters of the corpus within a factor of two of the answer's corpus frequency (the
-  same frequency band), locally plausible (each forms an attested 2-gram with the character before or
+* **Distractors.** Characters of the corpus within a factor of 1.5 of the answer's corpus frequency (the
+  same frequency band: the option's frequency is what the predictors read), locally plausible (each forms an attested 2-gram with the character before or
   after the blank), not a function word, not a variant of the answer (OpenCC folding, Unihan variants),
   not in the question.
 * **Checker.** A distractor is rejected if *any* of the three 3-grams it creates around the blank is
@@ -21,7 +21,8 @@ Owns turning the chinese-poetry classics (:mod:`ancientbench.sources.classics`) 
   poems of 全唐詩 (a second idiomatic fill: 「位＿列卿」 with 至, 位至 in 全唐詩 and 至列 in 古文觀止; a
   distractor may read as a word with one neighbour, never with both). Distractors are never graphs
   OpenCC converts one-to-many either. Among the valid distractor triples the one that keeps surface strategies at chance is
-  chosen (:mod:`ancientbench.builders.debias`).
+  chosen (:mod:`ancientbench.builders.debias`): data version 1's six and the two option-recurrence rules
+  (``BALANCED``), which the narrower band would otherwise push past 30%.
 * **Answer check.** The sentence, with the answer restored, is looked up in the corpus
   (``Corpus.contains``) and must be found in the cited passage.
 
@@ -34,7 +35,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from ..han import han_only, is_han
-from ..quality.strategies import Frequencies
+from ..quality.strategies import BALANCED_V1, Frequencies
 from ..sources import unihan
 from ..sources.classics import (
     BOOK_BY_KEY,
@@ -56,9 +57,11 @@ TEMPLATE = "下列哪個字最適合填入「{sentence}」的空格？"
 BLANK = "＿"
 MIN_HAN, MAX_HAN = 10, 40
 MIN_ANSWER_FREQ = 3  # the answer is a character a reader of the classics meets more than once or twice
-BAND = 2.0  # distractor frequency within [f / BAND, f * BAND] of the answer's (folded) frequency
+BAND = 1.5  # distractor frequency within [f / BAND, f * BAND] of the answer's (folded) frequency (2.0: predictor 4 points higher)
 ALTERNATIVES = 30  # distractor triples offered to the debiasing selector (6 left the options-only predictor 3 points higher)
 MAX_TEST = 4000
+# strategies the selector balances: version 1's six and the option-recurrence rules (band 1.5 alone: least_frequent_option 30.1%)
+BALANCED = (*BALANCED_V1, "least_frequent_option", "most_frequent_option")
 
 # Particles, pronouns, negators, copulas and other grammatical words: never blanked, never distractors
 # (folded forms are compared, so 爲/為, 與/与 both count).
@@ -328,7 +331,8 @@ def build(ctx: BuildContext) -> BuildResult:
     verified = _in_passage(src, proposals, dropped)
     candidates_total = len(verified) + sum(dropped.values())
     verified = _found_by_lookup(src, _sample(verified, proposals, rng, dropped), dropped)
-    picks = pick_balanced([(q, a, alts) for _, _, q, a, alts, _ in verified], Frequencies(freq, "classics"))
+    picks = pick_balanced([(q, a, alts) for _, _, q, a, alts, _ in verified], Frequencies(freq, "classics"),
+                          task=TASK, strategies=BALANCED)
     cands = [_candidate(v, v[4][p]) for v, p in zip(verified, picks)]
     dev, test = split_dev_test(TASK, cands, DEV_KEYS, ctx.seed)
     return BuildResult(TASK, test=test, dev=dev, dropped=dropped, candidates=candidates_total)
