@@ -189,15 +189,17 @@ def key_ranks(item, ctx) -> dict:
     return out
 
 
-def rechoose(task, items, owner, credit, freq, weights, objective, weight) -> list[int]:
-    """Each item's triple again, greedily, with the model's credit for the key beside the single rules."""
+def rechoose(task, items, owner, credit, freq, weights, objective, weight, max_uses=None) -> list[int]:
+    """Each item's triple again, greedily, with the model's credit for the key beside the single rules
+    (``max_uses``: a distractor in at most so many items, as phonetic_loan's builder caps it, where the pool allows)."""
     by_item: dict[int, list] = {}
     for j, (i, k) in enumerate(owner):
         by_item.setdefault(i, []).append((k, j))
-    ctx, totals, out = Context(freq), Counter(), []
+    ctx, totals, out, used = Context(freq), Counter(), [], Counter()
     for i, (q, a, alts, *_) in enumerate(items):
         best = None
-        for k, j in by_item[i]:
+        allowed = [(k, j) for k, j in by_item[i] if max_uses is None or all(used[d.strip()] < max_uses for d in alts[k])]
+        for k, j in allowed or by_item[i]:
             item = Item.make(task, q, [a, *alts[k]])
             c = credits(item, 0, ctx, list(STRATEGIES))
             c["model"] = float(credit[j])
@@ -213,6 +215,7 @@ def rechoose(task, items, owner, credit, freq, weights, objective, weight) -> li
                 best = (cost, k, c)
         totals.update(best[2])
         ctx.option_counts.update([a, *alts[best[1]]])
+        used.update(d.strip() for d in alts[best[1]])
         out.append(best[1])
     return out
 
@@ -262,7 +265,8 @@ def main(argv=None) -> int:
             credit = [0.0] * len(owner)
         else:
             owner, credit = rate_alternatives(a.task, items, choice, src.audit_freq, names, a.model, a.max_alternatives)
-        new = rechoose(a.task, items, owner, credit, src.audit_freq, weights, a.objective, a.weight)
+        new = rechoose(a.task, items, owner, credit, src.audit_freq, weights, a.objective, a.weight,
+                       getattr(BUILDERS[a.task], "MAX_DISTRACTOR_USES", None))
         changed, choice = sum(x != y for x, y in zip(choice, new)), new
         print(f"round {rnd}: {changed} triples changed; {report()}  [{time.time() - t0:.0f} s]", flush=True)
     if a.out:
