@@ -11,7 +11,7 @@ greedily: the single-rule strategies kept at chance as the builders do (:func:`d
 model's credit for the key (``--objective chance``: held at 25% like a strategy; ``min``: as low as possible,
 weighted by ``--weight``). After every round a predictor trained from scratch on the re-chosen items (both model
 families, 5-fold, as ``ancientbench audit`` reports it; the options-only one too with ``--options-only``) and the worst
-single rule are printed. Nothing is written to the dataset; the last round's choice goes to ``--out`` (JSON).
+single rule are printed. Nothing is written to the dataset; every round's choice goes to ``--out`` (JSON).
 
     python scripts/model_in_the_loop.py homophone --rounds 2 --model trees --objective min
 """
@@ -255,6 +255,7 @@ def main(argv=None) -> int:
     print(f"model {a.model}, objective {a.objective}, weight {a.weight}, at most {a.max_alternatives} alternatives")
     names = [n for n in STRATEGIES if n not in TASK_BY_NAME[a.task].answer_rule]
     choice = [x[3] for x in items]
+    history = [choice]
     audit_freq = corpus_frequencies(a.sources)
     report = lambda: json.dumps(figures(a.task, items, choice, audit_freq, names, a.options_only))  # noqa: E731
     print(f"round 0 (as shipped): {report()}  [{time.time() - t0:.0f} s]", flush=True)
@@ -268,10 +269,11 @@ def main(argv=None) -> int:
         new = rechoose(a.task, items, owner, credit, src.audit_freq, weights, a.objective, a.weight,
                        getattr(BUILDERS[a.task], "MAX_DISTRACTOR_USES", None))
         changed, choice = sum(x != y for x, y in zip(choice, new)), new
+        history.append(choice)
         print(f"round {rnd}: {changed} triples changed; {report()}  [{time.time() - t0:.0f} s]", flush=True)
     if a.out:
         with open(a.out, "w", encoding="utf-8") as f:
-            json.dump({"task": a.task, "args": vars(a), "choice": choice}, f)
+            json.dump({"task": a.task, "args": vars(a), "choice": choice, "rounds": history}, f)
     return 0
 
 
