@@ -82,7 +82,7 @@ def test_committed_items_pass_the_checks_again(corpus, unihan_db):
         hits = corpus.contains(sentence.replace(BLANK, answer))
         assert any(m.citation == row["citation"].rsplit(".", 1)[0] for m in hits), row["id"]
         assert classics.fold(answer) not in FUNCTION_KEYS
-        f = corpus.folded_counts[classics.fold(answer)]
+        f = corpus.folded_counts[classics.fold(h)[i]]  # folded in its sentence, as the builder does (覆 in 反覆)
         for d in distractors:
             assert len(d) == 1 and check_distractor(corpus, h, i, d), (row["id"], d)
             # the answer's frequency band: an option's corpus frequency is the cue the predictors read
