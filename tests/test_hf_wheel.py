@@ -29,14 +29,16 @@ from ancientbench.publish.card import card_configs, present_configs
 from ancientbench.schema import SPLITS, load_split, split_file
 
 REPO = Path(__file__).resolve().parents[1]
-TOP_LEVEL_SKIP = {".git", ".venv", ".sources", "build", "dist", "runs", "results", ".pytest_cache", "notebooks", "tests"}
+TOP_LEVEL_SKIP = {"build", "dist", "runs", "results", "logs", "notebooks", "tests"}
 
 
 def IGNORE(directory: str, names: list[str]) -> set[str]:
-    """Leave out the venv, VCS and build outputs (top level only: ancientbench/build is a package) and caches."""
+    """Leave out build outputs (top level only: ancientbench/build is a package), caches, and every hidden top-level
+    folder: .git, .venv, .sources and the harness venvs in .harnesses (GBs each; the sdist takes none of them)."""
     skip = {n for n in names if n == "__pycache__" or n.endswith(".egg-info")}
     if Path(directory).resolve() == REPO:
         skip |= TOP_LEVEL_SKIP & set(names)
+        skip |= {n for n in names if n.startswith(".") and (Path(directory) / n).is_dir()}
     return skip
 
 
