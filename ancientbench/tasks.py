@@ -113,9 +113,10 @@ LETTERS: tuple[str, ...] = ("A", "B", "C", "D")
 # quotes and chapter titles match the received text (issue 34); 2.5.1: the quotes no offline witness holds, read by
 # independent reviewers and corrected at the source (issue 34); 2.5.2: balancing counts pinned, letters placed item
 # by item, the probes' defects fixed (issue 34); 2.5.3: graphs OpenCC converts one to one reviewed, every tradoc_word
-# context read again, quotation marks and private-use glyphs of the sources (issue 34). Earlier versions
+# context read again, quotation marks and private-use glyphs of the sources (issue 34); 2.5.4: tradoc_word's gloss
+# distractors as common as the key's character (issue 34). Earlier versions
 # are reproducible from the commits below (git tags do not travel with a branch, so none is cited).
-DATASET_VERSION = "2.5.3"
+DATASET_VERSION = "2.5.4"
 DATASET_RELEASES: tuple[tuple[str, str], ...] = (  # (version, the commit whose data files are that version)
     ("1.0.0", "242d0c3"),
     ("2.0.0", "7b5f25a"),
@@ -126,6 +127,7 @@ DATASET_RELEASES: tuple[tuple[str, str], ...] = (  # (version, the commit whose 
     ("2.5.0", "f1c3678"),
     ("2.5.1", "5d1c2bb"),
     ("2.5.2", "63b2f2d"),
+    ("2.5.3", "3694f0e"),
 )
 
 

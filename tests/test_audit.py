@@ -301,7 +301,7 @@ def test_task_rows_hold_kind_and_minimum_size():
     assert set(CURATED_TASKS) == {"excdoc_word", "phonetic_loan", "translation"}
     assert MIN_TEST_SIZES["radical"] == 4000 and get_task("phonetic_radical").min_test == 500
     assert get_task("radical_meaning").min_test == 300 and get_task("translation").min_test == 500
-    assert DATASET_VERSION == "2.5.3"
+    assert DATASET_VERSION == "2.5.4"
     assert get_task("phonetic_radical").answer_rule == ("same_phonetic_series",)
     assert all(not t.answer_rule for t in TASKS if t.name != "phonetic_radical")
 
@@ -313,10 +313,10 @@ def test_changelog_shows_before_and_after(tmp_path):
             for i, c in enumerate("東西南北")]
     _write(tmp_path, "homophone", rows)
     text = render_changelog(tmp_path)
-    assert "Dataset version **2.5.3**" in text and "from commit `242d0c3`" in text and "### 2.0.0" in text and "### 2.5.3" in text
+    assert "Dataset version **2.5.4**" in text and "from commit `242d0c3`" in text and "### 2.0.0" in text and "### 2.5.4" in text
     assert "data-v" not in text and "version 2.1.0 from commit `c6c7e0d`" in text and "version 2.3.0 from commit `be6d470`" in text and "version 2.4.0 from commit `f1b8529`" in text
     assert "version 2.5.0 from commit `f1c3678`" in text and "version 2.5.1 from commit `5d1c2bb`" in text
-    assert "version 2.5.2 from commit `63b2f2d`" in text
+    assert "version 2.5.2 from commit `63b2f2d`" in text and "version 2.5.3 from commit `3694f0e`" in text
     line = next(x for x in text.splitlines() if x.startswith("| same_syllable_tone |"))
     assert "**32.7** → " in line  # the saved version-1 figure, then the one computed from the files
     card = render_card(tmp_path, "# card\n\n## Data quality\n", changelog_block=text)

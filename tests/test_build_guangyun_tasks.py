@@ -474,3 +474,23 @@ def test_one_balancer_with_task_strategies():
     assert picks.count(0) == 2  # credited on 2 of 8 items: chance
     with pytest.raises(ValueError, match="names of audit strategies"):
         debias.pick_balanced(items, freq, extra={"longest": extra["b_offered"]})
+
+
+def test_tradoc_gloss_key_is_not_the_gloss_of_the_commonest_character(src):
+    """A reader who knows the character behind each gloss gains nothing by picking the commonest one (in data 2.5.3
+    the key's character was the commonest of the four in 94.5% of the gloss items): credit shared among ties, as the
+    audit's rules, at most 30% for the commonest and for the rarest."""
+    import re
+
+    from ancientbench.schema import load_split
+
+    rows = [r for r in load_split(DATASET_PATH, "tradoc_word", "test") if r["subset"] == "guangyun_gloss"]
+    assert len(rows) > 900
+    commonest = rarest = 0.0
+    for r in rows:
+        heads = re.findall(r"」（(.)）", r["explanation"])
+        assert len(heads) == 3, r["id"]
+        counts = [src.freq(r["id"].split("-", 1)[1]), *(src.freq(x) for x in heads)]
+        commonest += (counts[0] == max(counts)) / counts.count(max(counts))
+        rarest += (counts[0] == min(counts)) / counts.count(min(counts))
+    assert commonest / len(rows) <= 0.30 and rarest / len(rows) <= 0.30, (commonest / len(rows), rarest / len(rows))

@@ -24,7 +24,11 @@
     character itself or one of its variants, are not used.
   * **Distractors.** Usable glosses of other known characters (:mod:`ancientbench.builders.charpool`), most
     plausible first: same Kangxi radical (same semantic field) and the same shape as the answer (length,
-    ending in 也 or not), then the same shape from any radical; similar headword frequency preferred.
+    ending in 也 or not), then the same shape from any radical; nearest headword frequency first, half of the
+    pool commoner than the key's character and half not, and the balancer keeps "the gloss of the commonest
+    (rarest) headword" near chance (:func:`headword_strategies`): a reader who knows which character a gloss
+    belongs to would otherwise pick the commonest (its key in 95% of data 2.5.3's items). Pools are drawn in a
+    seeded order; the chosen items offer each gloss at most :data:`MAX_GLOSS_REUSE` times.
   * **Checker** (:func:`distractor_problem`): a distractor is rejected if any of its definition segments
     is among the segments of *any* reading of the target, if it shares a content character with any gloss
     of the target, if its headword is the target, a Unihan variant of it, in the same 小韻 (上同 and
@@ -38,6 +42,7 @@ The task's score is over both subsets; ``subset`` is on every row.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter, defaultdict
 from itertools import combinations
@@ -46,6 +51,7 @@ from pathlib import Path
 from ..han import all_han, is_han
 from ..paths import CURATED_DIR, record
 from ..quality.audit import corpus_frequencies
+from ..quality.strategies import BALANCED_V1
 from ..quality.strategies import BALANCED_V1_WITH_CENTRAL as AUDIT_STRATEGIES
 from ..schema import DataError
 from ..sources.classics import BOOK_BY_KEY, fold, load_corpus
@@ -66,6 +72,13 @@ DEV_KEYS = GLOSS_DEV_KEYS
 MAX_GLOSS_ITEMS = 1000
 # A distractor gloss is offered in at most this many gloss items (counted over candidate pools, an upper bound).
 MAX_GLOSS_REUSE = 3
+# a gloss may be in POOL_REUSE times MAX_GLOSS_REUSE candidate pools (of six); chosen items hold it at most MAX_GLOSS_REUSE times
+POOL_REUSE = 2
+# targets drawn: this many times max_items, since items whose every triple breaks the reuse bound are dropped
+TARGET_SLACK = 1.25
+# the gloss items' balanced rules: version 1's six, and the gloss that shares a component with the character
+# (「奕」 大也), which the commoner-and-rarer pools pushed past 30% over the task when left out
+GLOSS_BALANCED = (*BALANCED_V1, "shares_component")
 MAX_ITEMS = MAX_GLOSS_ITEMS
 MIN_LEN, MAX_LEN = 2, 8
 POOL_SIZE = 6
@@ -192,33 +205,51 @@ class _Glosses:
         return self.of[ch][0]
 
 
+def _log_distance(src: Sources, a: str, b: str) -> float:
+    """How far apart two headwords are in corpus frequency (log scale; unattested counts as 1)."""
+    return abs(math.log(max(src.freq(a), 1)) - math.log(max(src.freq(b), 1)))
+
+
+def _split_by_frequency(src: Sources, ch: str, chars) -> tuple[list[str], list[str]]:
+    """(headwords commoner than ``ch``, the others but ``ch``), each nearest in frequency first."""
+    near = sorted((x for x in chars if x != ch), key=lambda x: _log_distance(src, x, ch))
+    return [x for x in near if src.freq(x) > src.freq(ch)], [x for x in near if src.freq(x) <= src.freq(ch)]
+
+
 def _gloss_pool(src: Sources, gl: _Glosses, ch: str, answer: str, reuse: Counter, max_reuse: int, rng) -> list[str]:
     """Up to ``POOL_SIZE`` characters whose glosses are checked distractors for ``ch``: glosses of the answer's
-    shape, at most three of characters of its radical, then of any radical, nearest in frequency first."""
+    shape, at most three of characters of its radical, then of any radical, nearest in frequency first, half of
+    them commoner than ``ch`` where there are such (else the key's headword is the commonest of the four)."""
     shape = _shape(answer)
-    band = src.freq_band(ch)
     rs = src.u.radical_strokes(ch)
-    same_radical = [x for x in (gl.by_radical[rs[0].number] if rs else []) if _shape(gl.text(x)) == shape]
-    same_radical.sort(key=lambda x: (abs(src.freq_band(x) - band), src.rank_key(x)))
+    radical_c, radical_r = _split_by_frequency(src, ch, [x for x in (gl.by_radical[rs[0].number] if rs else [])
+                                                           if _shape(gl.text(x)) == shape])
     any_radical = list(gl.by_shape[shape])
-    rng.shuffle(any_radical)
-    any_radical.sort(key=lambda x: abs(src.freq_band(x) - band))
+    rng.shuffle(any_radical)  # ties in frequency in a seeded order
+    any_c, any_r = _split_by_frequency(src, ch, any_radical)
     pool: list[str] = []
     used_glosses = {answer}
-    for tier, limit in ((same_radical, 3), (any_radical, POOL_SIZE)):
-        took = 0
-        for x in tier:
-            if len(pool) >= POOL_SIZE or took >= limit:
-                break
+
+    def take(candidates: list[str], n: int) -> None:
+        for x in candidates:
+            if n <= 0 or len(pool) >= POOL_SIZE:
+                return
             g_x = gl.text(x)
-            if g_x in used_glosses or reuse[g_x] >= max_reuse or distractor_problem(src, ch, x, g_x):
+            if x in pool or g_x in used_glosses or reuse[g_x] >= max_reuse or distractor_problem(src, ch, x, g_x):
                 continue
             # distractor glosses must also be distinct in content from one another
             if any(set(g_x) - FUNCTION_CHARS & set(gl.text(p)) for p in pool):
                 continue
             used_glosses.add(g_x)
             pool.append(x)
-            took += 1
+            n -= 1
+
+    half = POOL_SIZE // 2
+    take(radical_c, 1)
+    take(radical_r, 3 - len(pool))
+    take(any_c, half - sum(src.freq(x) > src.freq(ch) for x in pool))
+    take(any_r, POOL_SIZE - len(pool))
+    take(any_c, POOL_SIZE - len(pool))  # too few others: commoner ones fill the pool
     return pool
 
 
@@ -248,19 +279,24 @@ def gloss_candidates(src: Sources, seed: int, targets: list[str] | None = None, 
     gl = _Glosses(src)
     chars = src.by_familiarity(src.known if targets is None else targets)
     chars = [c for c in dev_keys if c in chars] + [c for c in chars if c not in dev_keys]
-    staged = []
-    considered = 0
-    reuse: Counter = Counter()  # distractor gloss -> candidate pools it is in (bounds how often it is offered)
+    targets, considered = [], 0
     for ch in chars:
-        if len(staged) >= max_items:
+        if len(targets) >= max_items * TARGET_SLACK:  # some are dropped below; the commonest max_items are kept
             break
         considered += 1
         ug = gl.of.get(ch) or usable_gloss(src, ch)
-        if not ug:
+        if ug:
+            targets.append((ch, ug))
+        else:
             dropped["no_usable_gloss"] += 1
-            continue
-        answer, reading = ug
-        pool = _gloss_pool(src, gl, ch, answer, reuse, max_reuse, rng)
+    # pools are drawn in a seeded order, not by familiarity: in that order each gloss's uses went to the commoner
+    # characters before it, so a key's headword was the commonest of the four in 95% of items (data 2.5.3)
+    n_dev = sum(ch in dev_keys for ch, _ in targets)
+    order = targets[:n_dev] + rng.sample(targets[n_dev:], len(targets) - n_dev)
+    reuse: Counter = Counter()  # distractor gloss -> candidate pools it is in; the chosen items are bounded below
+    staged = []
+    for ch, (answer, reading) in order:
+        pool = _gloss_pool(src, gl, ch, answer, reuse, POOL_REUSE * max_reuse, rng)
         if len(pool) < 3:
             dropped["fewer_than_three_checked_distractors"] += 1
             continue
@@ -269,13 +305,31 @@ def gloss_candidates(src: Sources, seed: int, targets: list[str] | None = None, 
         sources = [tuple(t) for t in combinations(pool, 3)][:MAX_ALTERNATIVES]
         staged.append((ch, answer, reading, triples, sources))
     questions = [TEMPLATE.format(char=ch) for ch, *_ in staged]
-    picks = pick_balanced([(q, a, t) for q, (ch, a, r, t, s) in zip(questions, staged)], src.audit_freq, prefer_first=0.02)
-    cands = [_gloss_candidate(src, q, ch, answer, r, triples[k], sources[k], subset)
-             for q, (ch, answer, r, triples, sources), k in zip(questions, staged, picks)]
+    picks = pick_balanced([(q, a, t) for q, (ch, a, r, t, s) in zip(questions, staged)], src.audit_freq, prefer_first=0.02,
+                          task=TASK, strategies=GLOSS_BALANCED, extra=headword_strategies(src, questions, staged),
+                          max_option_uses=max_reuse)
+    cands = []
+    for q, (ch, answer, r, triples, sources), k in zip(questions, staged, picks):
+        if k < 0:
+            dropped[f"every triple offers a gloss already in {max_reuse} items"] += 1
+            continue
+        cands.append(_gloss_candidate(src, q, ch, answer, r, triples[k], sources[k], subset))
+    rank = {ch: i for i, (ch, _) in enumerate(targets)}
+    cands.sort(key=lambda c: rank[c.key])
+    dropped["beyond the commonest max_items characters"] += max(0, len(cands) - max_items)
+    cands = cands[:max_items]
     return cands, dropped, considered
 
 
 
+
+def headword_strategies(src: Sources, questions, staged) -> dict:
+    """Options-only guesses of an examinee who recognises the character behind each gloss (「危也阻也」 is 險):
+    the gloss of the commonest headword, and of the rarest; balanced near chance like the audit's rules."""
+    count = {q: {answer: src.freq(ch), **{gl: src.freq(x) for t, s in zip(triples, sources) for gl, x in zip(t, s)}}
+             for q, (ch, answer, _, triples, sources) in zip(questions, staged)}
+    return {"commonest_headword": lambda q, options: [count[q][o] for o in options],
+            "rarest_headword": lambda q, options: [-count[q][o] for o in options]}
 
 # ---- the in-context subset ------------------------------------------------------------------------------
 
