@@ -119,7 +119,6 @@ def _same(triple, other) -> bool:
     return sorted(o.strip() for o in triple) == sorted(o.strip() for o in other)
 
 
-
 def _row(task: str, question: str, answer: str, triple, rid: str) -> dict:
     """The item as a row, its four options in an order seeded by the question (as ``place_options`` shuffles them:
     the features' within-item ranks break ties by position, so the builders' pool order must not show)."""

@@ -14,7 +14,6 @@ strategies *and* task-specific ones stay at chance.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -65,11 +64,6 @@ class Sources:
     def freq(self, ch: str) -> int:
         """Occurrences in the classics corpus (variant forms merged)."""
         return self.corpus.frequency(ch)
-
-    def freq_band(self, ch: str) -> int:
-        """A coarse log2 frequency band: 0 for unattested, else 1 + floor(log2(count))."""
-        f = self.freq(ch)
-        return 0 if f == 0 else 1 + int(math.log2(f))
 
     def rank_key(self, ch: str) -> tuple:
         """Sort key, most familiar first: corpus count, then kFrequency (1 best), then code point."""

@@ -70,7 +70,7 @@ GLOSS_DEV_KEYS = ("忠", "選", "盅", "囪", "看")
 DEV_KEYS = GLOSS_DEV_KEYS
 # At most this many gloss items (test + dev), so the in-context subset carries at least about half the score.
 MAX_GLOSS_ITEMS = 1000
-# A distractor gloss is offered in at most this many gloss items (counted over candidate pools, an upper bound).
+# A distractor gloss is offered in at most this many chosen gloss items (the balancer's max_option_uses).
 MAX_GLOSS_REUSE = 3
 # a gloss may be in POOL_REUSE times MAX_GLOSS_REUSE candidate pools (of six); chosen items hold it at most MAX_GLOSS_REUSE times
 POOL_REUSE = 2
@@ -316,11 +316,10 @@ def gloss_candidates(src: Sources, seed: int, targets: list[str] | None = None, 
         cands.append(_gloss_candidate(src, q, ch, answer, r, triples[k], sources[k], subset))
     rank = {ch: i for i, (ch, _) in enumerate(targets)}
     cands.sort(key=lambda c: rank[c.key])
-    dropped["beyond the commonest max_items characters"] += max(0, len(cands) - max_items)
+    if len(cands) > max_items:
+        dropped["beyond the commonest max_items characters"] = len(cands) - max_items
     cands = cands[:max_items]
     return cands, dropped, considered
-
-
 
 
 def headword_strategies(src: Sources, questions, staged) -> dict:
@@ -330,6 +329,7 @@ def headword_strategies(src: Sources, questions, staged) -> dict:
              for q, (ch, answer, _, triples, sources) in zip(questions, staged)}
     return {"commonest_headword": lambda q, options: [count[q][o] for o in options],
             "rarest_headword": lambda q, options: [-count[q][o] for o in options]}
+
 
 # ---- the in-context subset ------------------------------------------------------------------------------
 
